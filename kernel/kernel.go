@@ -1,0 +1,151 @@
+// Package kernel holds what every layer of the simulator shares: the
+// simulated machine (Kernel: its RCU domain, kernel log and BUG records) and
+// the task (Task: the model of `current`, carrying the task's allocation
+// context, event counters and RCU reader).
+//
+// Every operation that can allocate, count or enter an RCU section takes the
+// calling *Task as its first argument, the way gVisor threads a context
+// through its VFS: a Task is owned by one goroutine, so its counters and
+// allocation statistics are plain memory that no other goroutine writes.
+package kernel
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vfslab/vfslab/events"
+	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/rcu"
+)
+
+// Kernel is one simulated machine: the state shared by all its tasks.
+type Kernel struct {
+	// RCU is the machine's RCU domain.
+	RCU *rcu.Domain
+	// Log is the kernel log (dmesg).
+	Log *Log
+	// Bugs records every BUG and KASAN report raised by the machine's tasks.
+	Bugs *BugLog
+
+	nextPID atomic.Int64
+}
+
+// New returns a machine with its own RCU domain, log and BUG records.
+func New() *Kernel {
+	return &Kernel{RCU: &rcu.Domain{}, Log: &Log{}, Bugs: &BugLog{}}
+}
+
+// Task is the model of a kernel task (struct task_struct, `current`). It is
+// owned by one goroutine. The embedded kmem.Ctx carries its allocation
+// statistics (Stats), fault injector (Fail) and event counters (Ev); each is
+// nil when disabled.
+type Task struct {
+	kmem.Ctx
+	// K is the machine the task runs on.
+	K *Kernel
+	// PID and Comm identify the task in log lines and BUG reports.
+	PID  int
+	Comm string
+	// RCU is the task's RCU reader.
+	RCU *rcu.Reader
+}
+
+// NewTask creates a task named comm on k. It counts nothing until
+// EnableCounting is called. Call Exit when the task is done.
+func (k *Kernel) NewTask(comm string) *Task {
+	t := &Task{K: k, PID: int(k.nextPID.Add(1)), Comm: comm}
+	t.RCU = k.RCU.NewReader(nil)
+	return t
+}
+
+// EnableCounting gives the task fresh event counters and allocation
+// statistics.
+func (t *Task) EnableCounting() {
+	t.Ev = events.New()
+	t.Stats = new(kmem.Stats)
+	t.RCU.Close()
+	t.RCU = t.K.RCU.NewReader(t.Ev)
+}
+
+// Exit unregisters the task's RCU reader.
+func (t *Task) Exit() { t.RCU.Close() }
+
+// Kmalloc is kmem.Kmalloc in the task's allocation context.
+func (t *Task) Kmalloc(site *kmem.Site, size int, flags kmem.GFP) ([]byte, error) {
+	return kmem.Kmalloc(&t.Ctx, site, size, flags)
+}
+
+// Kzalloc is kmem.Kzalloc in the task's allocation context.
+func (t *Task) Kzalloc(site *kmem.Site, size int, flags kmem.GFP) ([]byte, error) {
+	return kmem.Kzalloc(&t.Ctx, site, size, flags)
+}
+
+// Kfree is kmem.Kfree in the task's allocation context.
+func (t *Task) Kfree(site *kmem.Site, buf []byte) { kmem.Kfree(&t.Ctx, site, buf) }
+
+// KfreeSensitive is kmem.KfreeSensitive in the task's allocation context.
+func (t *Task) KfreeSensitive(site *kmem.Site, buf []byte) { kmem.KfreeSensitive(&t.Ctx, site, buf) }
+
+// Inc counts one e in the task's shard (a nil check when counting is off).
+func (t *Task) Inc(e events.Event) { t.Ev.Inc(e) }
+
+// Add counts n e in the task's shard.
+func (t *Task) Add(e events.Event, n uint64) { t.Ev.Add(e, n) }
+
+// String renders the task as the kernel's log prefix does: "comm[pid]".
+func (t *Task) String() string { return fmt.Sprintf("%s[%d]", t.Comm, t.PID) }
+
+// Log is the kernel log ring (printk). It keeps the last MaxLines lines.
+type Log struct {
+	mu    sync.Mutex
+	lines []string
+	total int
+}
+
+// MaxLines bounds the kernel log.
+const MaxLines = 4096
+
+// Printk appends a line to the machine's log (printk). Lines are prefixed
+// with their level as dmesg shows them ("<3>" for KERN_ERR) stripped: the
+// model stores the text only, with the task that logged it.
+func (t *Task) Printk(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	t.K.Log.append(line)
+}
+
+func (l *Log) append(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total++
+	if len(l.lines) >= MaxLines {
+		copy(l.lines, l.lines[1:])
+		l.lines = l.lines[:len(l.lines)-1]
+	}
+	l.lines = append(l.lines, line)
+}
+
+// Lines returns a copy of the lines kept.
+func (l *Log) Lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}
+
+// Contains reports whether some kept line contains s.
+func (l *Log) Contains(s string) bool {
+	for _, line := range l.Lines() {
+		if strings.Contains(line, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Total returns the number of lines ever logged.
+func (l *Log) Total() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}

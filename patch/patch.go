@@ -1,0 +1,249 @@
+// Package patch is the registry of the kernel patches vfslab models and of
+// their variants, and the Set type that chooses one variant per patch for a
+// simulated system.
+//
+// A patch is declared next to the code it changes, in that package's
+// patch_<id>.go file, by a package-level call to Register; the code then asks
+// its system's Set which variant to run:
+//
+//	var FileOpen = patch.Register(&patch.Patch{ID: "fscrypt-file-open", ...,
+//		Variants: []patch.Variant{{Name: "base"}, {Name: "v1"}, {Name: "v2"}}})
+//	...
+//	switch sb.Patches.Get(FileOpen) { case 0: ...; case 1: ... }
+//
+// Variant 0 is always the code before the patch ("base"; crypto-bio calls it
+// "workqueue", and "base" is accepted as its alias). The zero Set selects
+// variant 0 of every patch. See docs/ADDING-A-PATCH.md.
+package patch
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// MaxPatches bounds the registry; it sizes a Set.
+const MaxPatches = 32
+
+// Variant is one version of a patched piece of code.
+type Variant struct {
+	// Name is the variant's stable ID ("base", "v2", "upstream", ...).
+	Name string
+	// Summary says in one line what the variant's code does.
+	Summary string
+}
+
+// Patch describes a kernel patch and the variants the simulator models.
+// Everything but index is data from the patch's mailing-list text
+// (../shared/seeds) and patches.md.
+type Patch struct {
+	// ID is the stable identifier used in CLI flags, JSON and benchmarks.
+	ID string
+	// Seed is the seed file number ("000".."004").
+	Seed string
+	// Subject, Author and Date are those of the posted patch.
+	Subject string
+	Author  string
+	Date    string
+	// Fate says what became of it upstream.
+	Fate string
+	// Files lists the kernel files the patch touches.
+	Files []string
+	// Reported holds the figures the patch reported, one line each.
+	Reported []string
+	// Variants lists the modelled variants; Variants[0] is the base.
+	Variants []Variant
+
+	index int
+}
+
+// VariantIndex returns the index of the variant named name, accepting
+// "base" for variant 0.
+func (p *Patch) VariantIndex(name string) (int, bool) {
+	for i, v := range p.Variants {
+		if v.Name == name {
+			return i, true
+		}
+	}
+	if name == "base" {
+		return 0, true
+	}
+	return 0, false
+}
+
+// VariantNames returns the names of p's variants in order.
+func (p *Patch) VariantNames() []string {
+	names := make([]string, len(p.Variants))
+	for i, v := range p.Variants {
+		names[i] = v.Name
+	}
+	return names
+}
+
+var (
+	mu      sync.RWMutex
+	patches []*Patch
+	byID    = map[string]*Patch{}
+)
+
+// Register adds p to the registry and returns it. It is called from
+// package-level var declarations; a duplicate ID, a patch without variants
+// or too many patches panic, since each is a programming error found at
+// start-up.
+func Register(p *Patch) *Patch {
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case p.ID == "":
+		panic("patch: empty ID")
+	case byID[p.ID] != nil:
+		panic("patch: duplicate ID " + p.ID)
+	case len(p.Variants) == 0:
+		panic("patch: " + p.ID + " has no variants")
+	case len(p.Variants) > 255:
+		panic("patch: " + p.ID + " has too many variants")
+	case len(patches) >= MaxPatches:
+		panic("patch: too many patches; raise MaxPatches")
+	}
+	p.index = len(patches)
+	patches = append(patches, p)
+	byID[p.ID] = p
+	return p
+}
+
+// Lookup returns the patch registered under id.
+func Lookup(id string) (*Patch, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	p, ok := byID[id]
+	return p, ok
+}
+
+// All returns every registered patch, sorted by ID.
+func All() []*Patch {
+	mu.RLock()
+	out := append([]*Patch(nil), patches...)
+	mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func ids() string {
+	var s []string
+	for _, p := range All() {
+		s = append(s, p.ID)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Set chooses one variant of every patch. The zero value selects every
+// patch's base variant. A Set is a small value: copy it freely.
+type Set struct {
+	v [MaxPatches]uint8
+}
+
+// Get returns the index of the variant of p that s selects. It is a single
+// array load, cheap enough for hot paths.
+func (s *Set) Get(p *Patch) int { return int(s.v[p.index]) }
+
+// Is reports whether s selects the variant of p named name. It panics if p
+// has no such variant: a typo in the model's code, not user input.
+func (s *Set) Is(p *Patch, name string) bool {
+	i, ok := p.VariantIndex(name)
+	if !ok {
+		panic(fmt.Sprintf("patch: %s has no variant %q", p.ID, name))
+	}
+	return s.Get(p) == i
+}
+
+// Variant returns the name of the variant of p that s selects.
+func (s *Set) Variant(p *Patch) string { return p.Variants[s.Get(p)].Name }
+
+// With returns a copy of s that selects the variant of p named name.
+// Errors name the valid variants.
+func (s Set) With(p *Patch, name string) (Set, error) {
+	i, ok := p.VariantIndex(name)
+	if !ok {
+		return s, fmt.Errorf("patch %s has no variant %q; valid: %s", p.ID, name, strings.Join(p.VariantNames(), ", "))
+	}
+	s.v[p.index] = uint8(i)
+	return s, nil
+}
+
+// MustWith is With for variants known to exist (tests, built-in tables); it
+// panics on an unknown name.
+func (s Set) MustWith(p *Patch, name string) Set {
+	s, err := s.With(p, name)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Parse reads a Set written as "id=variant,id=variant". Patches not named
+// keep their base variant; an empty string is the default Set. Unknown
+// patches or variants are errors that list the valid ones.
+func Parse(text string) (Set, error) {
+	var s Set
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return s, nil
+	}
+	seen := map[string]bool{}
+	for _, item := range strings.Split(text, ",") {
+		item = strings.TrimSpace(item)
+		id, name, ok := strings.Cut(item, "=")
+		if !ok || id == "" || name == "" {
+			return s, fmt.Errorf("bad patch selection %q: want id=variant", item)
+		}
+		p, ok := Lookup(id)
+		if !ok {
+			return s, fmt.Errorf("unknown patch %q; valid: %s", id, ids())
+		}
+		if seen[id] {
+			return s, fmt.Errorf("patch %s selected twice", id)
+		}
+		seen[id] = true
+		var err error
+		if s, err = s.With(p, name); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// String prints every registered patch's selected variant as
+// "id=variant,id=variant", sorted by ID; Parse reads it back.
+func (s Set) String() string {
+	var parts []string
+	for _, p := range All() {
+		parts = append(parts, p.ID+"="+s.Variant(p))
+	}
+	return strings.Join(parts, ",")
+}
+
+// Changed prints only the patches that are not at their base variant, in the
+// same form ("" when all are base).
+func (s Set) Changed() string {
+	var parts []string
+	for _, p := range All() {
+		if s.Get(p) != 0 {
+			parts = append(parts, p.ID+"="+s.Variant(p))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// MarshalText implements encoding.TextMarshaler with String's form.
+func (s Set) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler with Parse.
+func (s *Set) UnmarshalText(b []byte) error {
+	v, err := Parse(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
