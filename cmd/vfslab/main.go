@@ -87,19 +87,6 @@ Run 'vfslab COMMAND --help' for a command's flags.
 `)
 }
 
-// splitHelp reports whether args ask for help.
-func wantsHelp(args []string) bool {
-	for _, a := range args {
-		if a == "-h" || a == "--help" || a == "-help" {
-			return true
-		}
-		if a == "--" {
-			return false
-		}
-	}
-	return false
-}
-
 // indent prefixes every line of s with two spaces.
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
