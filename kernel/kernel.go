@@ -50,6 +50,9 @@ type Task struct {
 	Comm string
 	// RCU is the task's RCU reader.
 	RCU *rcu.Reader
+	// Tracer, when not nil, records the functions the task runs (see
+	// Trace).
+	Tracer *Tracer
 }
 
 // NewTask creates a task named comm on k. It counts nothing until
