@@ -76,7 +76,9 @@ func HashSeedWords(sHashSeed *[16]byte) [4]uint32 {
 // name is the exact byte string to hash. In a casefolded directory whose key (if encrypted)
 // is available, the kernel's ext4fs_dirhash first casefolds a non-empty name (utf8_casefold
 // into a PATH_MAX buffer) and hashes the raw bytes only when folding fails (returns < 0); a
-// name that folds to nothing hashes as the empty string. That folding is the caller's job:
+// name that folds to nothing hashes as the empty string. This holds for DxHashSiphash too:
+// ext4_fname_setup_ci_filename's own fold into an EXT4_NAME_LEN buffer only chooses the
+// string handed to ext4fs_dirhash, which folds it again. That folding is the caller's job:
 // pass the folded name here, or the raw one when folding failed.
 //
 // sipKey is the directory's fscrypt dirhash key (ci_dirhash_key: the 16 derived key bytes as
