@@ -84,7 +84,7 @@ func (c *Cipher) SetKey(key []byte) error {
 	}
 	var hbar [BlockSize]byte
 	b.Encrypt(hbar[:], hbar[:])
-	c.hashKey.h = loadElement(hbar[:])
+	c.hashKey.setKey(loadElement(hbar[:]))
 	clear(hbar[:])
 	c.l = [BlockSize]byte{1}
 	b.Encrypt(c.l[:], c.l[:])

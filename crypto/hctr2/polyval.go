@@ -43,51 +43,76 @@ func (e fieldElement) store(b []byte) {
 	binary.LittleEndian.PutUint64(b[8:16], e.hi)
 }
 
-// clmulLow64 returns the low 64 bits of the carry-less product of x and y.
-// Each operand is split into four bit classes (bit index mod 4) so that every
-// integer product sums at most 15 terms per output bit below bit 64, which
-// fits in the 3-bit gaps; the integer carries stay out of the kept bits.
-func clmulLow64(x, y uint64) uint64 {
-	const (
-		m0 = 0x1111111111111111
-		m1 = 0x2222222222222222
-		m2 = 0x4444444444444444
-		m3 = 0x8888888888888888
-	)
+// Bit-class masks: bit i of a word belongs to class i mod 4.
+const (
+	m0 = 0x1111111111111111
+	m1 = 0x2222222222222222
+	m2 = 0x4444444444444444
+	m3 = 0x8888888888888888
+)
+
+// splitClasses splits y into its four bit classes.
+func splitClasses(y uint64) [4]uint64 {
+	return [4]uint64{y & m0, y & m1, y & m2, y & m3}
+}
+
+// clmulLow64 returns the low 64 bits of the carry-less product of x and the
+// word whose bit classes are y. With every operand split into four bit
+// classes, each integer product sums at most 15 terms into any output bit
+// below bit 64, which fits in the 3-bit gaps between bits of one class, so the
+// integer carries never reach a kept bit. The multiplications do not depend
+// on the data, so this is constant time.
+func clmulLow64(x uint64, y *[4]uint64) uint64 {
 	x0, x1, x2, x3 := x&m0, x&m1, x&m2, x&m3
-	y0, y1, y2, y3 := y&m0, y&m1, y&m2, y&m3
-	z0 := x0*y0 ^ x1*y3 ^ x2*y2 ^ x3*y1
-	z1 := x0*y1 ^ x1*y0 ^ x2*y3 ^ x3*y2
-	z2 := x0*y2 ^ x1*y1 ^ x2*y0 ^ x3*y3
-	z3 := x0*y3 ^ x1*y2 ^ x2*y1 ^ x3*y0
+	z0 := x0*y[0] ^ x1*y[3] ^ x2*y[2] ^ x3*y[1]
+	z1 := x0*y[1] ^ x1*y[0] ^ x2*y[3] ^ x3*y[2]
+	z2 := x0*y[2] ^ x1*y[1] ^ x2*y[0] ^ x3*y[3]
+	z3 := x0*y[3] ^ x1*y[2] ^ x2*y[1] ^ x3*y[0]
 	return z0&m0 | z1&m1 | z2&m2 | z3&m3
 }
 
-// clmul64 returns the 128-bit carry-less product of x and y. The high half
-// comes from the low half of the product of the bit-reversed operands, which
-// holds bits 126..63 of the product in reverse order.
-func clmul64(x, y uint64) (hi, lo uint64) {
-	lo = clmulLow64(x, y)
-	hi = bits.Reverse64(clmulLow64(bits.Reverse64(x), bits.Reverse64(y))) >> 1
-	return hi, lo
+// keyPower is a multiplier with the bit classes of its words, and of their
+// bit reversals, split out ahead of time.
+type keyPower struct {
+	// y[0], y[1], y[2]: classes of lo, hi and lo^hi;
+	// r[0], r[1], r[2]: the same for the bit-reversed words.
+	y, r [3][4]uint64
 }
 
-// dot returns a * b * x^-128 in the POLYVAL field.
-func dot(a, b fieldElement) fieldElement {
-	// 256-bit carry-less product c3:c2:c1:c0 by Karatsuba.
-	h0, l0 := clmul64(a.lo, b.lo)
-	h2, l2 := clmul64(a.hi, b.hi)
-	h1, l1 := clmul64(a.lo^a.hi, b.lo^b.hi)
-	h1 ^= h0 ^ h2
-	l1 ^= l0 ^ l2
-	c0 := l0
-	c1 := h0 ^ l1
-	c2 := l2 ^ h1
-	c3 := h2
+func (p *keyPower) set(e fieldElement) {
+	words := [3]uint64{e.lo, e.hi, e.lo ^ e.hi}
+	for i, w := range words {
+		p.y[i] = splitClasses(w)
+		p.r[i] = splitClasses(bits.Reverse64(w))
+	}
+}
 
-	// Montgomery reduction: with P = x^128 + 1 + D, D = x^121 + x^126 + x^127,
-	// q = c_low * (1 + D) mod x^128 makes c + q*P divisible by x^128, and
-	// (c + q*P) / x^128 = c_high + q + (q*D) / x^128.
+// mul returns the 256-bit carry-less product of a and the multiplier as
+// c3:c2:c1:c0, by Karatsuba on 64-bit halves. The low half of each 64x64
+// product comes directly; the high half is the bit reversal of the low half
+// of the product of the reversed operands (which holds product bits 126..63),
+// shifted right by one. Reversal is linear, so the Karatsuba middle term needs
+// only one reversal.
+func (p *keyPower) mul(a fieldElement) (c0, c1, c2, c3 uint64) {
+	alo, ahi := a.lo, a.hi
+	l0 := clmulLow64(alo, &p.y[0])
+	l2 := clmulLow64(ahi, &p.y[1])
+	l1 := clmulLow64(alo^ahi, &p.y[2]) ^ l0 ^ l2
+	ralo, rahi := bits.Reverse64(alo), bits.Reverse64(ahi)
+	r0 := clmulLow64(ralo, &p.r[0])
+	r2 := clmulLow64(rahi, &p.r[1])
+	r1 := clmulLow64(ralo^rahi, &p.r[2]) ^ r0 ^ r2
+	h0 := bits.Reverse64(r0) >> 1
+	h2 := bits.Reverse64(r2) >> 1
+	h1 := bits.Reverse64(r1) >> 1
+	return l0, h0 ^ l1, l2 ^ h1, h2
+}
+
+// reduce returns c * x^-128 mod P for a 256-bit c (Montgomery reduction).
+// With P = x^128 + 1 + D, D = x^121 + x^126 + x^127, q = c_low * (1 + D) mod
+// x^128 makes c + q*P divisible by x^128 (D^2 vanishes mod x^128), and
+// (c + q*P) / x^128 = c_high + q + (q*D) / x^128.
+func reduce(c0, c1, c2, c3 uint64) fieldElement {
 	q0 := c0
 	q1 := c1 ^ c0<<57 ^ c0<<62 ^ c0<<63
 	lo := c2 ^ q0 ^ (q0>>1 | q1<<63) ^ (q0>>2 | q1<<62) ^ (q0>>7 | q1<<57)
@@ -95,9 +120,19 @@ func dot(a, b fieldElement) fieldElement {
 	return fieldElement{lo, hi}
 }
 
-// polyvalKey is a POLYVAL hash key H.
+// polyvalKey is a POLYVAL hash key H, expanded for multiplication.
 type polyvalKey struct {
-	h fieldElement
+	h keyPower
+}
+
+// setKey expands H.
+func (k *polyvalKey) setKey(h fieldElement) {
+	k.h.set(h)
+}
+
+// dot returns a * H * x^-128 in the POLYVAL field.
+func (k *polyvalKey) dot(a fieldElement) fieldElement {
+	return reduce(k.h.mul(a))
 }
 
 // polyvalAcc is a running POLYVAL accumulator over whole blocks.
@@ -107,7 +142,7 @@ type polyvalAcc struct {
 
 // block absorbs one 16-byte block: S = dot(S + X, H).
 func (a *polyvalAcc) block(k *polyvalKey, x fieldElement) {
-	a.s = dot(fieldElement{a.s.lo ^ x.lo, a.s.hi ^ x.hi}, k.h)
+	a.s = k.dot(fieldElement{a.s.lo ^ x.lo, a.s.hi ^ x.hi})
 }
 
 // blocks absorbs the whole blocks of msg (len(msg) must be a multiple of 16).
@@ -145,7 +180,7 @@ func (p *Polyval) SetKey(key []byte) error {
 	if len(key) != PolyvalKeySize {
 		return syscall.EINVAL
 	}
-	p.key.h = loadElement(key)
+	p.key.setKey(loadElement(key))
 	p.Reset()
 	return nil
 }
