@@ -1,0 +1,493 @@
+package aes
+
+import (
+	"crypto/subtle"
+	"unsafe"
+
+	"github.com/vfslab/vfslab/errno"
+)
+
+// Request checks shared by the drivers. The kernel's skcipher walk rejects a
+// length that is not a whole number of blocks with EINVAL (crypto/skcipher.c,
+// skcipher_walk_next), cts and xts reject requests shorter than one block
+// with EINVAL, and a tfm whose key was never set (or whose last setkey
+// failed, which sets CRYPTO_TFM_NEED_KEY again) returns ENOKEY
+// (crypto_skcipher_encrypt).
+
+// checkRequest validates dst and src of a request: dst must be at least as
+// long as src and must either be src itself or not overlap it.
+func checkRequest(dst, src []byte) error {
+	if len(dst) < len(src) {
+		return errno.EINVAL
+	}
+	if inexactOverlap(dst[:len(src)], src) {
+		return errno.EINVAL
+	}
+	return nil
+}
+
+// inexactOverlap reports whether x and y share memory without starting at
+// the same address.
+func inexactOverlap(x, y []byte) bool {
+	if len(x) == 0 || len(y) == 0 || &x[0] == &y[0] {
+		return false
+	}
+	x0 := uintptr(unsafe.Pointer(&x[0]))
+	y0 := uintptr(unsafe.Pointer(&y[0]))
+	return x0 < y0+uintptr(len(y)) && y0 < x0+uintptr(len(x))
+}
+
+// Mode dispatch: asm selects the AES-NI assembly, otherwise the portable
+// code runs. Tests call these with both values.
+
+func ecbEncrypt(c *Ctx, dst, src []byte, asm bool) {
+	if asm {
+		if len(src) >= BlockSize {
+			ecbEncAsm(c.rounds(), &c.KeyEnc[0], &dst[0], &src[0], len(src)/BlockSize)
+		}
+		return
+	}
+	ecbEncryptGeneric(c, dst, src)
+}
+
+func ecbDecrypt(c *Ctx, dst, src []byte, asm bool) {
+	if asm {
+		if len(src) >= BlockSize {
+			ecbDecAsm(c.rounds(), &c.KeyDec[0], &dst[0], &src[0], len(src)/BlockSize)
+		}
+		return
+	}
+	ecbDecryptGeneric(c, dst, src)
+}
+
+func cbcEncrypt(c *Ctx, dst, src []byte, iv *[BlockSize]byte, asm bool) {
+	if asm {
+		if len(src) >= BlockSize {
+			cbcEncAsm(c.rounds(), &c.KeyEnc[0], &dst[0], &src[0], len(src)/BlockSize, iv)
+		}
+		return
+	}
+	cbcEncryptGeneric(c, dst, src, iv)
+}
+
+func cbcDecrypt(c *Ctx, dst, src []byte, iv *[BlockSize]byte, asm bool) {
+	if asm {
+		if len(src) >= BlockSize {
+			cbcDecAsm(c.rounds(), &c.KeyDec[0], &dst[0], &src[0], len(src)/BlockSize, iv)
+		}
+		return
+	}
+	cbcDecryptGeneric(c, dst, src, iv)
+}
+
+func xtsEncryptBlocks(c *Ctx, dst, src []byte, t *[BlockSize]byte, asm bool) {
+	if asm {
+		if len(src) >= BlockSize {
+			xtsEncAsm(c.rounds(), &c.KeyEnc[0], &dst[0], &src[0], len(src)/BlockSize, t)
+		}
+		return
+	}
+	xtsEncryptGeneric(c, dst, src, t)
+}
+
+func xtsDecryptBlocks(c *Ctx, dst, src []byte, t *[BlockSize]byte, asm bool) {
+	if asm {
+		if len(src) >= BlockSize {
+			xtsDecAsm(c.rounds(), &c.KeyDec[0], &dst[0], &src[0], len(src)/BlockSize, t)
+		}
+		return
+	}
+	xtsDecryptGeneric(c, dst, src, t)
+}
+
+// ECB is the context of the "ecb-aes-aesni" skcipher (ecb(aes); the generic
+// equivalent is the crypto/ecb.c template over aes-generic): every 16-byte
+// block is encrypted independently. The zero value holds no key.
+type ECB struct {
+	ctx   Ctx
+	keyed bool
+}
+
+// SetKey expands key (16, 24 or 32 bytes; EINVAL otherwise). After a failed
+// SetKey the tfm holds no key, as the kernel sets CRYPTO_TFM_NEED_KEY again.
+func (e *ECB) SetKey(key []byte) error {
+	e.keyed = false
+	if err := ExpandKey(&e.ctx, key); err != nil {
+		return err
+	}
+	e.keyed = true
+	return nil
+}
+
+// Encrypt encrypts src into dst[:len(src)]. len(src) must be a multiple of
+// 16 (EINVAL otherwise; 0 is a no-op); ENOKEY without a key.
+func (e *ECB) Encrypt(dst, src []byte) error {
+	return e.crypt(dst, src, false, hasAESNI)
+}
+
+// Decrypt decrypts src into dst[:len(src)], with the rules of Encrypt.
+func (e *ECB) Decrypt(dst, src []byte) error {
+	return e.crypt(dst, src, true, hasAESNI)
+}
+
+func (e *ECB) crypt(dst, src []byte, decrypt, asm bool) error {
+	if !e.keyed {
+		return errno.ENOKEY
+	}
+	if len(src)%BlockSize != 0 {
+		return errno.EINVAL
+	}
+	if err := checkRequest(dst, src); err != nil {
+		return err
+	}
+	if decrypt {
+		ecbDecrypt(&e.ctx, dst, src, asm)
+	} else {
+		ecbEncrypt(&e.ctx, dst, src, asm)
+	}
+	return nil
+}
+
+// Wipe zeroes the expanded key (the tfm's exit); the ECB then holds no key.
+func (e *ECB) Wipe() {
+	e.ctx.Wipe()
+	e.keyed = false
+}
+
+// CBC is the context of the "cbc-aes-aesni" skcipher (cbc(aes), generic
+// template crypto/cbc.c). The zero value holds no key.
+//
+// The IV is passed by pointer and updated as the kernel updates req->iv:
+// after Encrypt or Decrypt it holds the last ciphertext block of the
+// request, so that consecutive requests chain like one long request.
+type CBC struct {
+	ctx   Ctx
+	keyed bool
+}
+
+// SetKey expands key (16, 24 or 32 bytes; EINVAL otherwise). After a failed
+// SetKey the tfm holds no key.
+func (c *CBC) SetKey(key []byte) error {
+	c.keyed = false
+	if err := ExpandKey(&c.ctx, key); err != nil {
+		return err
+	}
+	c.keyed = true
+	return nil
+}
+
+// Encrypt CBC-encrypts src into dst[:len(src)] starting from *iv and leaves
+// the last ciphertext block in *iv. len(src) must be a multiple of 16
+// (EINVAL otherwise; 0 is a no-op that leaves *iv alone); ENOKEY without a
+// key. CBC encryption is serial; it still runs in assembly with AES-NI.
+func (c *CBC) Encrypt(dst, src []byte, iv *[BlockSize]byte) error {
+	return c.crypt(dst, src, iv, false, hasAESNI)
+}
+
+// Decrypt CBC-decrypts src into dst[:len(src)] starting from *iv and leaves
+// the last ciphertext block of src in *iv, with the rules of Encrypt. With
+// AES-NI eight blocks are decrypted at a time.
+func (c *CBC) Decrypt(dst, src []byte, iv *[BlockSize]byte) error {
+	return c.crypt(dst, src, iv, true, hasAESNI)
+}
+
+func (c *CBC) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt, asm bool) error {
+	if !c.keyed {
+		return errno.ENOKEY
+	}
+	if len(src)%BlockSize != 0 || iv == nil {
+		return errno.EINVAL
+	}
+	if err := checkRequest(dst, src); err != nil {
+		return err
+	}
+	if decrypt {
+		cbcDecrypt(&c.ctx, dst, src, iv, asm)
+	} else {
+		cbcEncrypt(&c.ctx, dst, src, iv, asm)
+	}
+	return nil
+}
+
+// Wipe zeroes the expanded key; the CBC then holds no key.
+func (c *CBC) Wipe() {
+	c.ctx.Wipe()
+	c.keyed = false
+}
+
+// CTSCBC is the context of cts(cbc(aes)) ("cts-cbc-aes-aesni"; generic
+// template crypto/cts.c), the mode fscrypt uses for filenames. It is CBC
+// with ciphertext stealing in the CS3 convention of RFC 3962 and NIST
+// SP 800-38A Addendum: for a request of n > 16 bytes the last plaintext
+// block is zero-padded, the whole text is CBC-encrypted, the last two
+// ciphertext blocks are swapped and the result is cut to n bytes (so the
+// last two blocks are swapped even when n is a multiple of 16). A request of
+// exactly 16 bytes is one plain CBC block; shorter requests get EINVAL.
+//
+// After a request *iv holds what crypto/cts.c leaves in req->iv: the
+// ciphertext block at offset 16*(ceil(n/16)-2), the last full block of the
+// ciphertext (for n == 16, the one ciphertext block). fscrypt does not use
+// it; the RFC 3962 vectors list it as the "next IV".
+type CTSCBC struct {
+	ctx   Ctx
+	keyed bool
+}
+
+// SetKey expands key (16, 24 or 32 bytes; EINVAL otherwise). After a failed
+// SetKey the tfm holds no key.
+func (c *CTSCBC) SetKey(key []byte) error {
+	c.keyed = false
+	if err := ExpandKey(&c.ctx, key); err != nil {
+		return err
+	}
+	c.keyed = true
+	return nil
+}
+
+// Encrypt encrypts src (at least 16 bytes, EINVAL otherwise) into
+// dst[:len(src)]; ENOKEY without a key.
+func (c *CTSCBC) Encrypt(dst, src []byte, iv *[BlockSize]byte) error {
+	return c.crypt(dst, src, iv, false, hasAESNI)
+}
+
+// Decrypt decrypts src (at least 16 bytes, EINVAL otherwise) into
+// dst[:len(src)]; ENOKEY without a key.
+func (c *CTSCBC) Decrypt(dst, src []byte, iv *[BlockSize]byte) error {
+	return c.crypt(dst, src, iv, true, hasAESNI)
+}
+
+func (c *CTSCBC) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt, asm bool) error {
+	if !c.keyed {
+		return errno.ENOKEY
+	}
+	if len(src) < BlockSize || iv == nil {
+		return errno.EINVAL
+	}
+	if err := checkRequest(dst, src); err != nil {
+		return err
+	}
+	dst = dst[:len(src)]
+	if len(src) == BlockSize {
+		// crypto_cts_encrypt/decrypt: cbc_blocks <= 0, a plain CBC request.
+		if decrypt {
+			cbcDecrypt(&c.ctx, dst, src, iv, asm)
+		} else {
+			cbcEncrypt(&c.ctx, dst, src, iv, asm)
+		}
+		return nil
+	}
+	if decrypt {
+		ctsDecrypt(&c.ctx, dst, src, iv, asm)
+	} else {
+		ctsEncrypt(&c.ctx, dst, src, iv, asm)
+	}
+	return nil
+}
+
+// Wipe zeroes the expanded key; the CTSCBC then holds no key.
+func (c *CTSCBC) Wipe() {
+	c.ctx.Wipe()
+	c.keyed = false
+}
+
+// ctsEncrypt handles n = len(src) > 16. With k = ceil(n/16)-2 whole blocks
+// before the last two, it CBC-encrypts the first k blocks, then P(k) (full)
+// and the zero-padded final partial block P(k+1) of lastn bytes:
+//
+//	X = E(P(k) ^ chain)
+//	Y = E(pad(P(k+1)) ^ X)
+//	output ... || Y || X[:lastn]
+//
+// which is crypto/cts.c's cts_cbc_encrypt after its CBC sub-request.
+func ctsEncrypt(c *Ctx, dst, src []byte, iv *[BlockSize]byte, asm bool) {
+	n := len(src)
+	off := (n - 1) / BlockSize * BlockSize // start of the final partial block
+	lastn := n - off                       // 1..16
+	cbcEncrypt(c, dst[:off-BlockSize], src[:off-BlockSize], iv, asm)
+
+	var x, y [BlockSize]byte
+	xorBlock(x[:], src[off-BlockSize:], iv[:])
+	copy(y[:], src[off:]) // read the tail before dst may overwrite it
+	encryptBlock(c, x[:], x[:], asm)
+	xorBlock(y[:], y[:], x[:])
+	encryptBlock(c, y[:], y[:], asm)
+	copy(dst[off:], x[:lastn])
+	copy(dst[off-BlockSize:off], y[:])
+	*iv = y
+	clear(x[:])
+	clear(y[:])
+}
+
+// ctsDecrypt undoes ctsEncrypt (crypto/cts.c cts_cbc_decrypt): with Y the
+// full block at off-16 and C the lastn-byte tail,
+//
+//	D = D_K(Y)                 (= pad(P(k+1)) ^ X)
+//	P(k+1) = D[:lastn] ^ C
+//	X = C || D[lastn:]
+//	P(k) = D_K(X) ^ chain
+func ctsDecrypt(c *Ctx, dst, src []byte, iv *[BlockSize]byte, asm bool) {
+	n := len(src)
+	off := (n - 1) / BlockSize * BlockSize
+	lastn := n - off
+	var y, d, x [BlockSize]byte
+	copy(y[:], src[off-BlockSize:off])
+	copy(x[:lastn], src[off:]) // C, padded below with the tail of D
+	cbcDecrypt(c, dst[:off-BlockSize], src[:off-BlockSize], iv, asm)
+
+	decryptBlock(c, d[:], y[:], asm)
+	copy(x[lastn:], d[lastn:])
+	subtle.XORBytes(dst[off:n], d[:lastn], x[:lastn])
+	decryptBlock(c, d[:], x[:], asm)
+	xorBlock(dst[off-BlockSize:], d[:], iv[:])
+	*iv = y
+	clear(d[:])
+	clear(x[:])
+}
+
+// XTS is the context of the "xts-aes-aesni" skcipher (xts(aes), generic
+// template crypto/xts.c): XTS-AES of IEEE Std 1619-2007 as fscrypt uses it
+// for file contents. The key is two AES keys of equal length concatenated:
+// the first half is the data key, the second the tweak key (32 bytes:
+// AES-128-XTS, 48: AES-192-XTS, which Linux also accepts, 64: AES-256-XTS,
+// fscrypt's FSCRYPT_MODE_AES_256_XTS). The zero value holds no key.
+//
+// The 16-byte IV is the initial tweak input: T0 = AES-encrypt(tweak key, IV);
+// block j uses T0·x^j in GF(2^128). Requests of at least 16 bytes are
+// accepted; a length that is not a multiple of 16 is handled by ciphertext
+// stealing over the last two blocks, as IEEE 1619 and crypto/xts.c do. The
+// IV is not modified.
+type XTS struct {
+	// ForbidWeakKeys models CRYPTO_TFM_REQ_FORBID_WEAK_KEYS (set on the tfm,
+	// or implied by fips_enabled): when true, SetKey rejects a key whose two
+	// halves are equal with EINVAL, as xts_verify_key does
+	// (include/crypto/xts.h). Linux accepts such keys otherwise, and so does
+	// SetKey by default.
+	ForbidWeakKeys bool
+
+	data  Ctx
+	tweak Ctx
+	keyed bool
+}
+
+// SetKey is xts_verify_key followed by the expansion of both halves: EINVAL
+// for an odd length, for halves that are not AES key sizes (so the key must
+// be 32, 48 or 64 bytes) and, with ForbidWeakKeys, for equal halves. After a
+// failed SetKey the tfm holds no key.
+func (x *XTS) SetKey(key []byte) error {
+	x.keyed = false
+	if len(key)%2 != 0 {
+		return errno.EINVAL
+	}
+	half := len(key) / 2
+	if x.ForbidWeakKeys && subtle.ConstantTimeCompare(key[:half], key[half:]) == 1 {
+		return errno.EINVAL
+	}
+	if err := CheckKeyLen(half); err != nil {
+		return err
+	}
+	expandKey(&x.data, key[:half], hasAESNI)
+	expandKey(&x.tweak, key[half:], hasAESNI)
+	x.keyed = true
+	return nil
+}
+
+// Encrypt encrypts one data unit src (at least 16 bytes, EINVAL otherwise)
+// into dst[:len(src)] with the tweak input *iv; ENOKEY without a key.
+func (x *XTS) Encrypt(dst, src []byte, iv *[BlockSize]byte) error {
+	return x.crypt(dst, src, iv, false, hasAESNI)
+}
+
+// Decrypt decrypts one data unit src (at least 16 bytes, EINVAL otherwise)
+// into dst[:len(src)] with the tweak input *iv; ENOKEY without a key.
+func (x *XTS) Decrypt(dst, src []byte, iv *[BlockSize]byte) error {
+	return x.crypt(dst, src, iv, true, hasAESNI)
+}
+
+func (x *XTS) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt, asm bool) error {
+	if !x.keyed {
+		return errno.ENOKEY
+	}
+	if len(src) < BlockSize || iv == nil {
+		return errno.EINVAL
+	}
+	if err := checkRequest(dst, src); err != nil {
+		return err
+	}
+	dst = dst[:len(src)]
+
+	var t [BlockSize]byte
+	encryptBlock(&x.tweak, t[:], iv[:], asm)
+
+	n := len(src)
+	tail := n % BlockSize
+	bulk := n - tail
+	if tail != 0 {
+		bulk -= BlockSize // the last whole block takes part in the stealing
+	}
+	if decrypt {
+		xtsDecryptBlocks(&x.data, dst[:bulk], src[:bulk], &t, asm)
+	} else {
+		xtsEncryptBlocks(&x.data, dst[:bulk], src[:bulk], &t, asm)
+	}
+	if tail != 0 {
+		if decrypt {
+			xtsDecryptSteal(&x.data, dst[bulk:], src[bulk:], &t, asm)
+		} else {
+			xtsEncryptSteal(&x.data, dst[bulk:], src[bulk:], &t, asm)
+		}
+	}
+	clear(t[:])
+	return nil
+}
+
+// xtsEncryptSteal encrypts the last whole block and the partial block after
+// it (16 < len(src) < 32) by ciphertext stealing, IEEE 1619 section 5.3.2:
+// with tweaks T and T·x,
+//
+//	CC = XTS-block(T, P(m-1))
+//	C(m) = CC[:r]
+//	C(m-1) = XTS-block(T·x, P(m) || CC[r:])
+func xtsEncryptSteal(c *Ctx, dst, src []byte, t *[BlockSize]byte, asm bool) {
+	r := len(src) - BlockSize
+	var cc, pp [BlockSize]byte
+	xorBlock(cc[:], src, t[:])
+	copy(pp[:r], src[BlockSize:]) // read P(m) before dst may overwrite it
+	encryptBlock(c, cc[:], cc[:], asm)
+	xorBlock(cc[:], cc[:], t[:])
+	gf128Double(t)
+	copy(pp[r:], cc[r:])
+	copy(dst[BlockSize:BlockSize+r], cc[:r])
+	xorBlock(pp[:], pp[:], t[:])
+	encryptBlock(c, pp[:], pp[:], asm)
+	xorBlock(dst, pp[:], t[:])
+	clear(cc[:])
+	clear(pp[:])
+}
+
+// xtsDecryptSteal inverts xtsEncryptSteal, IEEE 1619 section 5.4.2: the
+// last whole ciphertext block is decrypted with the later tweak T·x first.
+func xtsDecryptSteal(c *Ctx, dst, src []byte, t *[BlockSize]byte, asm bool) {
+	r := len(src) - BlockSize
+	t1 := *t
+	gf128Double(t)
+	var pp, cc [BlockSize]byte
+	xorBlock(pp[:], src, t[:])
+	copy(cc[:r], src[BlockSize:]) // read C(m) before dst may overwrite it
+	decryptBlock(c, pp[:], pp[:], asm)
+	xorBlock(pp[:], pp[:], t[:])
+	copy(cc[r:], pp[r:])
+	copy(dst[BlockSize:BlockSize+r], pp[:r])
+	xorBlock(cc[:], cc[:], t1[:])
+	decryptBlock(c, cc[:], cc[:], asm)
+	xorBlock(dst, cc[:], t1[:])
+	clear(cc[:])
+	clear(pp[:])
+	clear(t1[:])
+}
+
+// Wipe zeroes both expanded keys; the XTS then holds no key.
+func (x *XTS) Wipe() {
+	x.data.Wipe()
+	x.tweak.Wipe()
+	x.keyed = false
+}
