@@ -1,0 +1,347 @@
+package f2fs
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+)
+
+// Encoding is what the directory code needs from the superblock's Unicode
+// map (sb->s_encoding, fs/unicode/utf8-core.c). Package fsunicode's map
+// provides it; tests may use a double. Every method reports a name that is
+// not valid UTF-8 as errno.EINVAL, as the kernel functions return -EINVAL.
+type Encoding interface {
+	// Casefold is utf8_casefold(um, name, dst, len(dst)): it writes the
+	// casefolded form of name into dst and returns its length. A folded
+	// form that does not fit is an error (ENAMETOOLONG).
+	Casefold(dst, name []byte) (int, error)
+	// StrncasecmpFolded is utf8_strncasecmp_folded(um, folded, name): 0 when
+	// name casefolds to folded, 1 when it does not.
+	StrncasecmpFolded(folded, name []byte) (int, error)
+	// Strncasecmp is utf8_strncasecmp(um, a, b): 0 when a and b casefold
+	// alike, 1 when they do not.
+	Strncasecmp(a, b []byte) (int, error)
+}
+
+// CryptName is the part of struct fscrypt_name that a filesystem's
+// directory code reads: the on-disk form of the name being looked up or
+// created, and for a no-key name the hash decoded from it.
+type CryptName struct {
+	// DiskName is disk_name: the ciphertext of the user's name, or for a
+	// no-key name the bytes decoded from it.
+	DiskName []byte
+	// IsNokeyName is is_nokey_name: the name was given without the key.
+	IsNokeyName bool
+	// Hash and MinorHash are the dirhash decoded from a no-key name.
+	Hash, MinorHash uint32
+	// Priv is private to the NameCrypt that made it (crypto_buf and the
+	// like).
+	Priv any
+}
+
+// NameCrypt is what the directory code of an encrypted directory needs from
+// fscrypt (fs/crypto/fname.c), bound to that directory's inode and key.
+// Package fscrypt provides it; tests may use a double.
+type NameCrypt interface {
+	// HasKey is fscrypt_has_encryption_key(dir).
+	HasKey() bool
+	// SetupFilename is fscrypt_setup_filename(dir, iname, lookup, &fname):
+	// it encrypts iname (or, without the key and when lookup is set,
+	// decodes a no-key name). Errors as the kernel's (ENOKEY, ENOENT for a
+	// no-key name that cannot exist, ENAMETOOLONG, ENOMEM).
+	SetupFilename(t *kernel.Task, iname []byte, lookup bool) (CryptName, error)
+	// FreeFilename is fscrypt_free_filename.
+	FreeFilename(t *kernel.Task, n *CryptName)
+	// MatchName is fscrypt_match_name(fname, de_name, de_name_len).
+	MatchName(n *CryptName, deName []byte) bool
+	// DiskToUsr is fscrypt_fname_disk_to_usr(dir, hash, minor_hash, iname,
+	// oname): it writes the user-visible form of the on-disk name iname
+	// into oname and returns its length. With the key that is the
+	// plaintext, len(iname) bytes of output before the NUL padding is cut;
+	// without it a no-key name. The caller sizes oname as the kernel does.
+	DiskToUsr(t *kernel.Task, hash, minorHash uint32, iname, oname []byte) (int, error)
+	// DirhashKey returns the directory's SipHash key (ci_dirhash_key) for
+	// encrypted and casefolded directories; ok is false without the key.
+	DirhashKey() (key [2]uint64, ok bool)
+}
+
+// Allocation sites and caches of the name code.
+var (
+	// cfNameSlab is f2fs_cf_name_slab: F2FS_NAME_LEN-byte buffers for the
+	// casefolded name of a lookup (fs/f2fs/super.c).
+	cfNameSlab = kmem.NewCache("f2fs_cf_name_slab", NameLen)
+	// siteDecryptedName is the kmalloc(de_name_len) of generic_ci_match in
+	// fs/libfs.c, as f2fs calls it.
+	siteDecryptedName = kmem.NewSite("f2fs/generic_ci_match:decrypted_name")
+	// sitePrealloc is the kmalloc(wantlen + 64) of seed 001's
+	// decrypted_name_prealloc_resize.
+	sitePrealloc = kmem.NewSite("f2fs/decrypted_name_prealloc_resize")
+	// siteFstr is fscrypt_fname_alloc_buffer(F2FS_NAME_LEN) of readdir in an
+	// encrypted directory.
+	siteFstr = kmem.NewSite("f2fs_readdir:fstr")
+)
+
+// Filename is struct f2fs_filename (fs/f2fs/f2fs.h): a name prepared for a
+// directory operation by SetupFilename.
+type Filename struct {
+	// UsrName is usr_fname: the name as the user gave it.
+	UsrName []byte
+	// DiskName is disk_name: the name as stored (ciphertext in an encrypted
+	// directory).
+	DiskName []byte
+	// Hash is the f2fs dirhash of the name (hash, f2fs_hash_t).
+	Hash uint32
+	// CfName is cf_name: the casefolded user name in a casefolded
+	// directory, nil when folding failed or the directory is not
+	// casefolded.
+	CfName []byte
+
+	crypt    CryptName
+	hasCrypt bool
+	cfBuf    []byte
+}
+
+// String is the canonical one-line dump of a prepared name.
+func (f *Filename) String() string {
+	s := fmt.Sprintf("usr=%q disk=%x hash=%08x", f.UsrName, f.DiskName, f.Hash)
+	if f.CfName != nil {
+		s += fmt.Sprintf(" cf=%q", f.CfName)
+	}
+	if f.crypt.IsNokeyName {
+		s += " nokey"
+	}
+	return s
+}
+
+// isDotDotdotName mirrors is_dot_dotdot.
+func isDotDotdotName(name []byte) bool { return isDotDotdot(name) }
+
+// InitCasefoldedName is f2fs_init_casefolded_name: in a casefolded directory
+// it folds the user's name into a buffer from f2fs_cf_name_slab. A name that
+// does not fold (invalid UTF-8, too long, empty result) is kept as an opaque
+// byte string, except under strict encoding, where it is EINVAL.
+func InitCasefoldedName(t *kernel.Task, dir *Inode, f *Filename) error {
+	sb := dir.SB
+	if !dir.IsCasefolded() || isDotDotdotName(f.UsrName) {
+		return nil
+	}
+	if err := cfNameSlab.Alloc(&t.Ctx, kmem.GFPNoFS); err != nil {
+		return errno.ENOMEM
+	}
+	buf := make([]byte, NameLen)
+	n, err := sb.Encoding.Casefold(buf, f.UsrName)
+	if err != nil || n <= 0 {
+		cfNameSlab.Free(&t.Ctx)
+		if sb.HasStrictEncoding() {
+			return errno.EINVAL
+		}
+		return nil
+	}
+	f.cfBuf = buf
+	f.CfName = buf[:n:n]
+	return nil
+}
+
+// HashFilename is f2fs_hash_filename (fs/f2fs/hash.c): the hash of "." and
+// ".." is 0; a casefolded directory hashes the casefolded name (or the user's
+// plaintext when it did not fold), with SipHash when it is also encrypted;
+// otherwise TEA over the on-disk name.
+func HashFilename(dir *Inode, f *Filename) error {
+	name := f.DiskName
+	if isDotDotdotName(name) {
+		f.Hash = 0
+		return nil
+	}
+	if dir.IsCasefolded() {
+		if f.CfName != nil {
+			name = f.CfName
+		} else {
+			name = f.UsrName
+		}
+		if dir.IsEncrypted() {
+			key, ok := dir.Crypt.DirhashKey()
+			if !ok {
+				return errno.ENOKEY
+			}
+			f.Hash = F2fsDentryHashSiphash(name, key)
+			return nil
+		}
+	}
+	f.Hash = F2fsDentryHash(name)
+	return nil
+}
+
+// SetupFilename is f2fs_setup_filename: fscrypt_setup_filename, then the
+// casefolded name and the hash. lookup says whether the name is being
+// looked up (a no-key name is then accepted). Release the result with
+// FreeFilename.
+func SetupFilename(t *kernel.Task, dir *Inode, iname []byte, lookup bool) (*Filename, error) {
+	if len(iname) > NameLen {
+		return nil, errno.ENAMETOOLONG
+	}
+	f := &Filename{UsrName: iname, DiskName: iname}
+	if dir.IsEncrypted() {
+		cn, err := dir.Crypt.SetupFilename(t, iname, lookup)
+		if err != nil {
+			return nil, err
+		}
+		f.crypt, f.hasCrypt = cn, true
+		f.DiskName = cn.DiskName
+	}
+	if f.crypt.IsNokeyName {
+		f.Hash = f.crypt.Hash
+		return f, nil
+	}
+	if err := InitCasefoldedName(t, dir, f); err != nil {
+		FreeFilename(t, dir, f)
+		return nil, err
+	}
+	if err := HashFilename(dir, f); err != nil {
+		FreeFilename(t, dir, f)
+		return nil, err
+	}
+	return f, nil
+}
+
+// FreeFilename is f2fs_free_filename.
+func FreeFilename(t *kernel.Task, dir *Inode, f *Filename) {
+	if f.hasCrypt {
+		dir.Crypt.FreeFilename(t, &f.crypt)
+		f.hasCrypt = false
+	}
+	if f.cfBuf != nil {
+		cfNameSlab.Free(&t.Ctx)
+		f.cfBuf, f.CfName = nil, nil
+	}
+}
+
+// decryptedNamePrealloc is seed 001's struct decrypted_name_prealloc
+// {name, namelen}, threaded through the lookup path of the v2 and v4
+// variants and freed at the end of __f2fs_find_entry. freed records that an
+// error path kfree'd the buffer behind the struct's back, so that reuse and
+// the final kfree are reported as KASAN would.
+type decryptedNamePrealloc struct {
+	name  []byte
+	freed bool
+}
+
+// decryptedNamePreallocMinLen is DECRYPTED_NAME_PREALLOC_MIN_LEN.
+const decryptedNamePreallocMinLen = 64
+
+// resize is decrypted_name_prealloc_resize. The posted v2 returns the old
+// buffer when wantlen >= namelen (inverted: the buffer is then too small);
+// v4 when wantlen <= namelen.
+func (p *decryptedNamePrealloc) resize(t *kernel.Task, wantlen int, fixed bool) ([]byte, error) {
+	if p.name != nil {
+		namelen := len(p.name)
+		reuse := wantlen >= namelen
+		if fixed {
+			reuse = wantlen <= namelen
+		}
+		if reuse {
+			if p.freed {
+				kasan("KASAN: slab-use-after-free", "decrypted_name_prealloc_resize", "prealloc->name reused after kfree in generic_ci_match's error path")
+			}
+			return p.name, nil
+		}
+	}
+	buf, err := t.Kmalloc(sitePrealloc, wantlen+decryptedNamePreallocMinLen, kmem.GFPKernel)
+	if err != nil {
+		return nil, err
+	}
+	p.release(t)
+	p.name = buf
+	return buf, nil
+}
+
+// release is the kfree(prealloc.name) at the end of __f2fs_find_entry (and
+// of the resize helper).
+func (p *decryptedNamePrealloc) release(t *kernel.Task) {
+	if p.name == nil {
+		return
+	}
+	if p.freed {
+		kasan("KASAN: double-free", "kfree", "prealloc->name freed twice (generic_ci_match's error path, then __f2fs_find_entry)")
+	}
+	t.Kfree(sitePrealloc, p.name)
+	p.name, p.freed = nil, false
+}
+
+// kasan raises a KASAN report that t.Recover records at the simulator
+// boundary.
+func kasan(kind, fn, msg string) {
+	panic(&kernel.Bug{Kind: kind, Func: fn, Msg: msg, Size: -1, Offset: -1})
+}
+
+// genericCIMatch is generic_ci_match (fs/libfs.c) as f2fs calls it, with
+// seed 001's prealloc argument (nil for the base variant). It returns 1 for
+// a match, 0 for none, or an error.
+//
+// In an encrypted directory the on-disk name is decrypted first into a
+// buffer of de_name_len bytes (kmalloc'd per call, or the prealloc buffer):
+// the decryption writes de_name_len bytes, which is why the buffer is
+// resliced to that length before it is handed over; a too-small buffer
+// panics there exactly as KASAN reports the overflowing write. Then the names
+// are compared exactly, then casefolded. A name that is not valid UTF-8
+// never matches; under strict encoding that is logged.
+func genericCIMatch(t *kernel.Task, dir *Inode, name, folded, deName []byte, prealloc *decryptedNamePrealloc, fixed bool, st *lookupStats) (int, error) {
+	sb := dir.SB
+	dirent := deName
+	var buf []byte
+	if dir.IsEncrypted() {
+		if t.WarnOn(!dir.Crypt.HasKey(), "generic_ci_match: !fscrypt_has_encryption_key(parent)") {
+			return 0, errno.EINVAL
+		}
+		var err error
+		if prealloc == nil {
+			buf, err = t.Kmalloc(siteDecryptedName, len(deName), kmem.GFPKernel)
+		} else {
+			buf, err = prealloc.resize(t, len(deName), fixed)
+		}
+		if err != nil {
+			return 0, errno.ENOMEM
+		}
+		st.decrypts++
+		out := buf[:len(deName)] // the decryption writes de_name_len bytes
+		n, err := dir.Crypt.DiskToUsr(t, 0, 0, deName, out)
+		if err != nil {
+			// Unchanged by the seed: with a prealloc buffer this frees it
+			// behind the struct's back.
+			if prealloc == nil {
+				t.Kfree(siteDecryptedName, buf)
+			} else {
+				t.Kfree(sitePrealloc, buf)
+				prealloc.freed = true
+			}
+			return 0, err
+		}
+		dirent = out[:n]
+	}
+
+	// Attempt a case-sensitive match first.
+	res := 0
+	var err error
+	if !bytes.Equal(name, dirent) {
+		if folded != nil {
+			res, err = sb.Encoding.StrncasecmpFolded(folded, dirent)
+		} else {
+			res, err = sb.Encoding.Strncasecmp(name, dirent)
+		}
+	}
+	if prealloc == nil && buf != nil {
+		t.Kfree(siteDecryptedName, buf)
+	}
+	if err != nil {
+		if sb.HasStrictEncoding() {
+			t.Printk("Directory contains filename that is invalid UTF-8")
+		}
+		return 0, nil
+	}
+	if res == 0 {
+		return 1, nil
+	}
+	return 0, nil
+}
