@@ -25,7 +25,9 @@
 // usual case in fscrypt) or disjoint; a partial overlap is rejected with
 // EINVAL. Request semantics follow the kernel templates crypto/ecb.c,
 // crypto/cbc.c, crypto/cts.c and crypto/xts.c: errno values, minimum lengths
-// and what the IV buffer holds after a request.
+// and what the IV buffer holds after a request. As with a kernel tfm, once
+// SetKey has returned, requests may run from several goroutines at once
+// (each with its own IV buffer); SetKey and Wipe must not race with them.
 //
 // # Implementations
 //
