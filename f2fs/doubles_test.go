@@ -47,7 +47,8 @@ func (asciiFold) fold(dst, name []byte) (int, error) {
 func (a asciiFold) Casefold(dst, name []byte) (int, error) { return a.fold(dst, name) }
 
 func (a asciiFold) StrncasecmpFolded(folded, name []byte) (int, error) {
-	buf := make([]byte, 1024)
+	var arr [2 * NameLen]byte
+	buf := arr[:]
 	n, err := a.fold(buf, name)
 	if err != nil {
 		return 0, err
@@ -59,7 +60,8 @@ func (a asciiFold) StrncasecmpFolded(folded, name []byte) (int, error) {
 }
 
 func (a asciiFold) Strncasecmp(x, y []byte) (int, error) {
-	bx, by := make([]byte, 1024), make([]byte, 1024)
+	var ax, ay [2 * NameLen]byte
+	bx, by := ax[:], ay[:]
 	nx, err := a.fold(bx, x)
 	if err != nil {
 		return 0, err
@@ -123,7 +125,9 @@ func (c *toyCrypt) SetupFilename(t *kernel.Task, iname []byte, lookup bool) (Cry
 
 func (c *toyCrypt) FreeFilename(t *kernel.Task, n *CryptName) {}
 
-func (c *toyCrypt) MatchName(n *CryptName, deName []byte) bool { return bytes.Equal(n.DiskName, deName) }
+func (c *toyCrypt) MatchName(n *CryptName, deName []byte) bool {
+	return bytes.Equal(n.DiskName, deName)
+}
 
 // DiskToUsr writes len(iname) bytes into oname by index, so a short buffer
 // panics like an out-of-bounds write.

@@ -285,4 +285,3 @@ func (dir *Inode) String() string {
 	}
 	return s + fmt.Sprintf(" blocks=%d", len(dir.pages))
 }
-
