@@ -1,0 +1,205 @@
+package fscrypt
+
+import (
+	"crypto/subtle"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vfslab/vfslab/crypto/aes"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+)
+
+// Allocation sites of fs/crypto/keysetup_v1.c.
+var (
+	siteV1DerivedKey = kmem.NewSite("setup_v1_file_key_derived:derived_key")
+	directKeyCache   = kmem.NewCache("fscrypt_direct_key", 128)
+)
+
+// directKey is struct fscrypt_direct_key: a v1 DIRECT_KEY key, shared by
+// every inode using the same master key (descriptor and raw bytes) and mode
+// on one filesystem.
+type directKey struct {
+	sb         SuperBlock
+	refs       atomic.Int32
+	mode       *Mode
+	tfm        *cryptoTfm
+	descriptor [KeyDescriptorSize]byte
+	raw        [maxKeySize]byte
+}
+
+// directKeys is fscrypt_direct_keys with fscrypt_direct_keys_lock.
+var (
+	directKeysMu sync.Mutex
+	directKeys   = map[[KeyDescriptorSize]byte][]*directKey{}
+)
+
+// findOrInsertDirectKey is find_or_insert_direct_key: the existing key that
+// matches (taking a reference), else toInsert (nil: just look).
+func findOrInsertDirectKey(t *kernel.Task, toInsert *directKey, rawKey []byte, ci *InodeInfo) *directKey {
+	desc := ci.policy.Descriptor
+	sb := ci.inode.SuperBlock()
+	directKeysMu.Lock()
+	defer directKeysMu.Unlock()
+	for _, dk := range directKeys[desc] {
+		if dk.sb != sb || dk.mode != ci.mode {
+			continue
+		}
+		if subtle.ConstantTimeCompare(rawKey, dk.raw[:ci.mode.KeySize]) != 1 {
+			continue
+		}
+		dk.refs.Add(1)
+		if toInsert != nil {
+			freeDirectKey(t, toInsert)
+		}
+		return dk
+	}
+	if toInsert != nil {
+		directKeys[desc] = append(directKeys[desc], toInsert)
+	}
+	return toInsert
+}
+
+func freeDirectKey(t *kernel.Task, dk *directKey) {
+	if dk.tfm != nil {
+		dk.tfm.free(t)
+	}
+	clear(dk.raw[:])
+	directKeyCache.Free(&t.Ctx)
+}
+
+// putDirectKey is fscrypt_put_direct_key.
+func putDirectKey(t *kernel.Task, dk *directKey) {
+	directKeysMu.Lock()
+	if dk.refs.Add(-1) != 0 {
+		directKeysMu.Unlock()
+		return
+	}
+	list := directKeys[dk.descriptor]
+	for i, d := range list {
+		if d == dk {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(directKeys, dk.descriptor)
+	} else {
+		directKeys[dk.descriptor] = list
+	}
+	directKeysMu.Unlock()
+	freeDirectKey(t, dk)
+}
+
+// setupV1FileKeyDirect is setup_v1_file_key_direct: the master key itself
+// (its first keysize bytes) is the key; the nonce goes in the IVs.
+func setupV1FileKeyDirect(t *kernel.Task, ci *InodeInfo, rawKey []byte) error {
+	if t.WarnOn(ci.mode.IVSize < directKeyMinIVSize, "mode->ivsize < offsetofend(union fscrypt_iv, nonce)") {
+		return errno.EINVAL
+	}
+	raw := rawKey[:ci.mode.KeySize]
+	dk := findOrInsertDirectKey(t, nil, raw, ci)
+	if dk == nil {
+		if err := directKeyCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
+			return err
+		}
+		dk = &directKey{sb: ci.inode.SuperBlock(), mode: ci.mode, descriptor: ci.policy.Descriptor}
+		dk.refs.Store(1)
+		tfm, err := allocateSkcipher(t, ci.mode, raw, ci.inode)
+		if err != nil {
+			freeDirectKey(t, dk)
+			return err
+		}
+		dk.tfm = tfm
+		copy(dk.raw[:], raw)
+		dk = findOrInsertDirectKey(t, dk, raw, ci)
+	}
+	ci.directKey = dk
+	ci.encKey = dk.tfm
+	return nil
+}
+
+// setupV1FileKeyDerived is setup_v1_file_key_derived: derive the file's key
+// with AES-128-ECB (key = nonce, data = master key) as the
+// fscrypt-v1-kdf variant in force does it, then prepare a tfm with it.
+func setupV1FileKeyDerived(t *kernel.Task, ci *InodeInfo, rawMasterKey []byte) error {
+	keysize := ci.mode.KeySize
+	set := ci.inode.SuperBlock().Patches()
+	switch set.Get(V1KDFPatch) {
+	case v1kdfAESLib:
+		if t.WarnOn(keysize > maxRawKeySize || keysize%aes.BlockSize != 0, "derived_keysize") {
+			return errno.EINVAL
+		}
+		var derived [maxRawKeySize]byte
+		deriveKeyAESLib(rawMasterKey[:keysize], ci.nonce[:], derived[:keysize])
+		t.Inc(EvKeyDerive)
+		err := setPerFileEncKey(t, ci, derived[:keysize])
+		clear(derived[:keysize])
+		return err
+	default:
+		// Base and sync: a kmalloc'd buffer, since the scatterlist API
+		// cannot take a stack address.
+		derived, err := t.Kmalloc(siteV1DerivedKey, keysize, kmem.GFPKernel)
+		if err != nil {
+			return err
+		}
+		defer t.KfreeSensitive(siteV1DerivedKey, derived)
+		if err := deriveKeyAES(t, ci.inode.SuperBlock(), rawMasterKey[:keysize], ci.nonce[:], derived); err != nil {
+			return err
+		}
+		t.Inc(EvKeyDerive)
+		return setPerFileEncKey(t, ci, derived)
+	}
+}
+
+// deriveKeyAESLib is the Linux 7.1 derivation: aes_prepareenckey with the
+// nonce, then aes_encrypt of each 16-byte block of the master key.
+func deriveKeyAESLib(masterKey, nonce, derived []byte) {
+	var c aes.Ctx
+	if err := aes.ExpandKey(&c, nonce); err != nil {
+		panic(err) // a 16-byte nonce is always a valid AES-128 key
+	}
+	for i := 0; i < len(derived); i += aes.BlockSize {
+		c.Encrypt(derived[i:i+aes.BlockSize], masterKey[i:i+aes.BlockSize])
+	}
+}
+
+// setupV1FileKey is fscrypt_setup_v1_file_key.
+func setupV1FileKey(t *kernel.Task, ci *InodeInfo, rawMasterKey []byte, mk *MasterKey) error {
+	if ci.policy.Flags&PolicyFlagDirectKey != 0 {
+		return setupV1FileKeyDirect(t, ci, rawMasterKey)
+	}
+	return setupV1FileKeyDerived(t, ci, rawMasterKey)
+}
+
+// DeriveV1Key runs the v1 key derivation of the fscrypt-v1-kdf variant that
+// sb's patch set selects: AES-128-ECB of masterKey[:len(derived)] under the
+// 16-byte nonce, into derived (a multiple of 16 bytes, at most 64). It is
+// what setup_v1_file_key_derived does before preparing the key, exposed for
+// benchmarks and the CLI. Errors: EINVAL, ENOMEM, Crypto API errors.
+func DeriveV1Key(t *kernel.Task, sb SuperBlock, masterKey []byte, nonce [FileNonceSize]byte, derived []byte) error {
+	n := len(derived)
+	if n == 0 || n%aes.BlockSize != 0 || n > maxRawKeySize || len(masterKey) < n {
+		return errno.EINVAL
+	}
+	switch sb.Patches().Get(V1KDFPatch) {
+	case v1kdfAESLib:
+		var buf [maxRawKeySize]byte
+		deriveKeyAESLib(masterKey[:n], nonce[:], buf[:n])
+		copy(derived, buf[:n])
+		clear(buf[:n])
+		return nil
+	default:
+		buf, err := t.Kmalloc(siteV1DerivedKey, n, kmem.GFPKernel)
+		if err != nil {
+			return err
+		}
+		defer t.KfreeSensitive(siteV1DerivedKey, buf)
+		if err := deriveKeyAES(t, sb, masterKey[:n], nonce[:], buf); err != nil {
+			return err
+		}
+		copy(derived, buf)
+		return nil
+	}
+}

@@ -1,0 +1,33 @@
+package fscrypt
+
+import "github.com/vfslab/vfslab/patch"
+
+// CryptoBioPatch is seed 003: how the read path decrypts a completed bio
+// (fs/crypto/bio.c fscrypt_decrypt_bio and its callers).
+var CryptoBioPatch = patch.Register(&patch.Patch{
+	ID:      "crypto-bio",
+	Seed:    "003",
+	Subject: "Chaining is dead (whole-bio skcipher requests, CRYPTO_SKCIPHER_REQ_BIO, for fscrypt read decryption)",
+	Author:  "Herbert Xu <herbert@gondor.apana.org.au>",
+	Date:    "2025-03-30",
+	Fate:    "RFC experiment, never merged; request chaining was removed from the Crypto API",
+	Files:   []string{"fs/crypto/bio.c", "include/crypto/skcipher.h", "arch/x86/crypto/aesni-intel_glue.c"},
+	Reported: []string{
+		"reading an 8 GB encrypted file (ext4 on loop on tmpfs, xts-vaes): workqueue 2.4 s, inline 2.5 s, chain no gain (~2.4 s), bio 2.1 s",
+		"the bio variant's le64 IV increment is wrong for IV_INO_LBLK_32, whose 32-bit IV wraps at 2^32 (the model reproduces the corruption; see TestCryptoBioIVInoLblk32Wrap)",
+	},
+	Variants: []patch.Variant{
+		{Name: "workqueue", Summary: "base: bio completion queues the bio on an unbound decrypt workqueue (max_active = CPUs); the worker decrypts each data unit with its own request"},
+		{Name: "inline", Summary: "no workqueue: the data units are decrypted in the completion context"},
+		{Name: "chain", Summary: "one request per data unit, all chained and submitted as one"},
+		{Name: "bio", Summary: "the whole bio in one request (CRYPTO_SKCIPHER_REQ_BIO); the XTS driver walks folios and data units, incrementing the IV as a le64; -EAGAIN clones the on-stack request"},
+	},
+})
+
+// Variant indexes of CryptoBioPatch.
+const (
+	bioWorkqueue = iota
+	bioInline
+	bioChain
+	bioWhole
+)
