@@ -5,7 +5,6 @@ import (
 
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
-	"github.com/vfslab/vfslab/fscrypt/internal/kat"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 )
@@ -37,7 +36,7 @@ func newSB(tb testing.TB) *fstest.SB {
 
 // caseFS builds a superblock for a known-answer case: the case's UUID, its
 // master key added (as root), and the policy naming it.
-func caseFS(tb testing.TB, t *kernel.Task, c *kat.Case, set patch.Set) (*fstest.SB, fscrypt.Policy) {
+func caseFS(tb testing.TB, t *kernel.Task, c *fstest.Case, set patch.Set) (*fstest.SB, fscrypt.Policy) {
 	tb.Helper()
 	sb := fstest.NewSB(newAPI(), set)
 	copy(sb.FSUUID[:], c.UUID)

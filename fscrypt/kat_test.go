@@ -9,7 +9,7 @@ import (
 
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/internal/kat"
+	"github.com/vfslab/vfslab/fscrypt/fstest"
 	"github.com/vfslab/vfslab/patch"
 )
 
@@ -37,14 +37,14 @@ func TestPublicKeyIdentifier(t *testing.T) {
 }
 
 func TestKATKeyIdentifier(t *testing.T) {
-	cases, err := kat.Load("keyid.txt")
+	cases, err := fstest.LoadVectors("keyid.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, c := range cases {
 		for _, r := range c.Records {
-			id := fscrypt.KeyIdentifier(kat.MustHex(r[0]))
+			id := fscrypt.KeyIdentifier(fstest.MustHex(r[0]))
 			if got := hex.EncodeToString(id[:]); got != r[1] {
 				t.Errorf("key %s: identifier %s, want %s", r[0], got, r[1])
 			}
@@ -60,7 +60,7 @@ func TestKATKeyIdentifier(t *testing.T) {
 // fscrypt-fname-onstack variant and compares with the oracle, then decrypts
 // the oracle's ciphertext back.
 func TestKATFilenames(t *testing.T) {
-	cases, err := kat.Load("fname.txt")
+	cases, err := fstest.LoadVectors("fname.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestKATFilenames(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, r := range c.Records {
-					name, want := kat.MustHex(r[0]), kat.MustHex(r[1])
+					name, want := fstest.MustHex(r[0]), fstest.MustHex(r[1])
 					n, ok := fscrypt.FnameEncryptedSize(dir, len(name), 255)
 					if !ok || n != len(want) {
 						t.Fatalf("%s: name len %d: encrypted size %d, oracle %d", c, len(name), n, len(want))
@@ -108,7 +108,7 @@ func TestKATFilenames(t *testing.T) {
 // fscrypt_crypt_data_unit's public users: EncryptBlockInplace for data units
 // equal to the block size, and the page cache path where it applies.
 func TestKATContents(t *testing.T) {
-	cases, err := kat.Load("contents.txt")
+	cases, err := fstest.LoadVectors("contents.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestKATContents(t *testing.T) {
 			du, _ := strconv.Atoi(r[0])
 			idx, _ := strconv.ParseUint(r[1], 10, 64)
 			nunits, _ := strconv.Atoi(r[2])
-			pt := kat.PlaintextStream(r[3], nunits<<du)
+			pt := fstest.PlaintextStream(r[3], nunits<<du)
 			pol := p
 			// Data units below the block size go through
 			// log2_data_unit_size, except for IV_INO_LBLK_32 which

@@ -157,17 +157,8 @@ func setupPerModeEncKey(t *kernel.Task, ci *InodeInfo, mk *MasterKey, keys *[mod
 		ci.encKey = tfm
 		return nil
 	}
-	var info [1 + 16]byte
-	n := 0
-	info[n] = byte(modeNum)
-	n++
-	if includeFsUUID {
-		u := ci.inode.SuperBlock().UUID()
-		copy(info[n:], u[:])
-		n += 16
-	}
 	var modeKey [maxKeySize]byte
-	mk.secret.hkdf.expand(context, info[:n], modeKey[:ci.mode.KeySize])
+	derivePerModeKey(ci, mk, context, includeFsUUID, modeKey[:ci.mode.KeySize])
 	err := prepareKey(t, prep, modeKey[:ci.mode.KeySize], ci)
 	clear(modeKey[:])
 	if err != nil {
@@ -175,6 +166,21 @@ func setupPerModeEncKey(t *kernel.Task, ci *InodeInfo, mk *MasterKey, keys *[mod
 	}
 	ci.encKey = prep.tfm.Load()
 	return nil
+}
+
+// derivePerModeKey is the derivation step of setup_per_mode_enc_key: HKDF
+// with info mode_num (|| s_uuid).
+func derivePerModeKey(ci *InodeInfo, mk *MasterKey, context byte, includeFsUUID bool, out []byte) {
+	var info [1 + 16]byte
+	n := 0
+	info[n] = byte(ci.mode.Num)
+	n++
+	if includeFsUUID {
+		u := ci.inode.SuperBlock().UUID()
+		copy(info[n:], u[:])
+		n += 16
+	}
+	mk.secret.hkdf.expand(context, info[:n], out)
 }
 
 // deriveDirhashKey is fscrypt_derive_dirhash_key: HKDF context 5 with the

@@ -3,6 +3,9 @@
 // fscrypt.Operations), for fscrypt's tests and for tools such as
 // `vfslab crypt` that run the real fs/crypto code paths without a
 // filesystem. Contexts are kept in memory, as an xattr would be.
+//
+// It also reads the known-answer files of fscrypt/testdata (LoadVectors),
+// for the tests of package fscrypt and of the vfslab command.
 package fstest
 
 import (

@@ -1,4 +1,4 @@
-package kat
+package fstest
 
 import (
 	"crypto/sha256"

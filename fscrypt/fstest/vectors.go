@@ -1,7 +1,4 @@
-// Package kat reads the known-answer files of fscrypt/testdata (see
-// testdata/README) for the tests of package fscrypt and of the vfslab
-// command.
-package kat
+package fstest
 
 import (
 	"bufio"
@@ -14,7 +11,8 @@ import (
 	"strings"
 )
 
-// Case is one "policy ..." line and the records after it.
+// Case is one known-answer case of fscrypt/testdata (see testdata/README):
+// one "policy ..." line and the records after it.
 type Case struct {
 	Line      int
 	Version   int
@@ -34,16 +32,16 @@ func (c *Case) String() string {
 	return fmt.Sprintf("line %d: v%d %s/%s flags=0x%02x keylen=%d ino=%d", c.Line, c.Version, c.Contents, c.Filenames, c.Flags, len(c.Key), c.Ino)
 }
 
-// Dir returns the absolute path of fscrypt/testdata.
-func Dir() string {
+// VectorsDir returns the absolute path of fscrypt/testdata.
+func VectorsDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata")
+	return filepath.Join(filepath.Dir(file), "..", "testdata")
 }
 
-// Load parses testdata/name. Lines before the first policy line go to a
+// LoadVectors parses testdata/name. Lines before the first policy line go to a
 // case with Line 0.
-func Load(name string) ([]*Case, error) {
-	f, err := os.Open(filepath.Join(Dir(), name))
+func LoadVectors(name string) ([]*Case, error) {
+	f, err := os.Open(filepath.Join(VectorsDir(), name))
 	if err != nil {
 		return nil, err
 	}
