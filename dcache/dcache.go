@@ -400,42 +400,44 @@ func DgetParent[I any](t *kernel.Task, d *Dentry[I]) *Dentry[I] {
 // retainDentry is retain_dentry: whether a dentry whose count reached 0
 // stays cached. Without the lock it can only say yes when nothing needs
 // doing (hashed, on the LRU, already referenced); with d_lock held it puts
-// the dentry on the LRU or marks it referenced.
-func (c *Cache[I]) retainDentry(d *Dentry[I], locked bool) bool {
+// the dentry on the LRU (added is then true) or marks it referenced.
+func (c *Cache[I]) retainDentry(d *Dentry[I], locked bool) (keep, added bool) {
 	f := Flags(d.flags.Load())
 	if d.Unhashed() {
-		return false
+		return false, false
 	}
 	if f&Disconnected != 0 {
-		return false
+		return false, false
 	}
 	if f&OpDelete != 0 {
 		if !locked || d.op.Delete(d) {
-			return false
+			return false, false
 		}
 	}
 	if f&DontCache != 0 {
-		return false
+		return false, false
 	}
 	if f&LRUList == 0 {
 		if !locked {
-			return false
+			return false, false
 		}
 		c.lruAdd(d)
+		return true, true
 	} else if f&Referenced == 0 {
 		if !locked {
-			return false
+			return false, false
 		}
 		d.setFlagsLocked(Referenced)
 	}
-	return true
+	return true, false
 }
 
 // fastDput is fast_dput: drop the reference locklessly when that is all
 // there is to do. It returns false with d_lock held and the count at zero
 // when the dentry must be killed. The caller is inside an RCU section, so
 // d stays allocated even if another task kills it once the count is 0.
-func (c *Cache[I]) fastDput(t *kernel.Task, d *Dentry[I]) bool {
+// added reports that the dentry went onto the LRU.
+func (c *Cache[I]) fastDput(t *kernel.Task, d *Dentry[I]) (done, added bool) {
 	watched := d.watch.Load()
 	ret := d.lockref.putReturn(t, watched)
 	if ret < 0 {
@@ -444,23 +446,27 @@ func (c *Cache[I]) fastDput(t *kernel.Task, d *Dentry[I]) bool {
 		if n <= 0 {
 			d.Unlock()
 			t.WarnOn(true, "dput: dentry \""+d.name.Load().str()+"\" has no reference")
-			return true
+			return true, false
 		}
 		d.lockref.setCountLocked(n - 1)
 	} else {
 		if ret > 0 {
-			return true
+			return true, false
 		}
-		if c.retainDentry(d, false) {
-			return true
+		if keep, _ := c.retainDentry(d, false); keep {
+			return true, false
 		}
 		d.lockref.lock(t, watched)
 	}
-	if d.lockref.CountLocked() != 0 || c.retainDentry(d, true) {
+	if d.lockref.CountLocked() != 0 {
 		d.Unlock()
-		return true
+		return true, false
 	}
-	return false
+	if keep, added := c.retainDentry(d, true); keep {
+		d.Unlock()
+		return true, added
+	}
+	return false, false
 }
 
 // lockForKill is lock_for_kill: with d_lock held and the count at zero,
@@ -511,27 +517,30 @@ func Dput[I any](t *kernel.Task, d *Dentry[I]) {
 	t.Inc(EvDput)
 	c := d.cache
 	t.RCU.ReadLock()
-	if c.fastDput(t, d) {
+	if done, added := c.fastDput(t, d); done {
 		t.RCU.ReadUnlock()
+		if added {
+			c.maybePrune(t)
+		}
 		return
 	}
 	for c.lockForKill(t, d) {
 		t.RCU.ReadUnlock()
 		d = c.dentryKill(t, d)
 		if d == nil {
-			c.maybePrune(t)
 			return
 		}
-		if c.retainDentry(d, true) {
+		if keep, added := c.retainDentry(d, true); keep {
 			d.Unlock()
-			c.maybePrune(t)
+			if added {
+				c.maybePrune(t)
+			}
 			return
 		}
 		t.RCU.ReadLock()
 	}
 	t.RCU.ReadUnlock()
 	d.Unlock()
-	c.maybePrune(t)
 }
 
 // dentryUnlinkInode is dentry_unlink_inode: make d negative. The caller

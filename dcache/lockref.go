@@ -94,7 +94,6 @@ func (l *Lockref) cmpxchgLoop(t *kernel.Task, watched bool, step func(old int32)
 		}
 		old = l.w.Load()
 	}
-	countEv(t, EvLockrefSlow)
 	return 0, false, false
 }
 
@@ -160,16 +159,16 @@ func (l *Lockref) getNotZero(t *kernel.Task, watched bool) bool {
 func (l *Lockref) GetNotDead(t *kernel.Task) bool { return l.getNotDead(t, false) }
 
 func (l *Lockref) getNotDead(t *kernel.Task, watched bool) bool {
-	n, done, aborted := l.cmpxchgLoop(t, watched, func(old int32) (int32, bool) {
+	_, done, aborted := l.cmpxchgLoop(t, watched, func(old int32) (int32, bool) {
 		return old + 1, old >= 0
 	})
 	if done {
-		_ = n
 		return true
 	}
 	if aborted {
 		return false
 	}
+	countEv(t, EvLockrefSlow)
 	l.lock(t, watched)
 	ok := false
 	if c := l.CountLocked(); c >= 0 {
@@ -218,6 +217,7 @@ func (l *Lockref) putOrLock(t *kernel.Task, watched bool) bool {
 	if done {
 		return true
 	}
+	countEv(t, EvLockrefSlow)
 	l.lock(t, watched)
 	if c := l.CountLocked(); c > 1 {
 		l.setCountLocked(c - 1)
