@@ -2,7 +2,6 @@ package dcache
 
 import (
 	"sync/atomic"
-	"testing"
 
 	"github.com/vfslab/vfslab/kernel"
 )
@@ -36,6 +35,12 @@ func testOps() InodeOps[tInode] {
 	}
 }
 
+// tb is what the helpers need from *testing.T, *testing.B and *rapid.T.
+type tb interface {
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
 type env struct {
 	k    *kernel.Kernel
 	t    *kernel.Task
@@ -44,8 +49,7 @@ type env struct {
 	ri   *tInode
 }
 
-func newEnv(tb testing.TB, cfg Config[tInode]) *env {
-	tb.Helper()
+func newEnv(tb tb, cfg Config[tInode]) *env {
 	k := kernel.New()
 	t := k.NewTask("test")
 	t.EnableCounting()
@@ -67,8 +71,7 @@ func newEnv(tb testing.TB, cfg Config[tInode]) *env {
 
 // add creates name in dir as a hashed dentry with a new inode of type typ
 // (nil typ 0 means negative) and returns it with the caller's reference.
-func (e *env) add(tb testing.TB, dir *Dentry[tInode], name string, typ Flags) *Dentry[tInode] {
-	tb.Helper()
+func (e *env) add(tb tb, dir *Dentry[tInode], name string, typ Flags) *Dentry[tInode] {
 	d, err := DAlloc(e.t, dir, MakeQstr(dir, name))
 	if err != nil {
 		tb.Fatal(err)
