@@ -1,0 +1,497 @@
+package crypto
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+)
+
+// The static dispatcher. Every synchronous request, whether on the heap or
+// on the stack, is processed by cryptSync: a switch on the tfm's implKind,
+// with templates recursing into their inner tfm through the same switch.
+// Nothing in it stores the request, its IV, its scatterlists or its data
+// buffers, passes them to an interface method or a func value, or hands
+// them to another goroutine, so Go's escape analysis keeps on-stack
+// requests (and the IVs and scatterlist arrays in their callers' frames) on
+// the stack. The exceptions are contained:
+//   - an algorithm registered through RegisterSkcipher is called through an
+//     interface on heap copies of the data and IV;
+//   - Adiantum and HCTR2 (packages crypto/adiantum and crypto/hctr2) pass
+//     their destination to crypto/cipher interfaces internally, so their
+//     dst parameter escapes; the dispatcher hides that pointer from escape
+//     analysis (noescapeBytes), which is sound because those functions use
+//     dst only during the call and keep no reference to it.
+
+// bounceStack is the largest request gathered into an on-stack bounce
+// buffer when its scatterlists split it (filenames are at most 255 bytes);
+// larger split requests use a heap buffer.
+const bounceStack = 512
+
+// countRequest counts one encrypt or decrypt request.
+func countRequest(t *kernel.Task, h *reqHeader, enc bool) {
+	if t.Ev == nil {
+		return
+	}
+	if enc {
+		t.Ev.Inc(EvEncrypt)
+	} else {
+		t.Ev.Inc(EvDecrypt)
+	}
+	if h.flags&CRYPTO_SKCIPHER_REQ_BIO == 0 {
+		t.Ev.Add(EvCryptBytes, uint64(h.cryptlen))
+	} else if h.bio != nil {
+		t.Ev.Add(EvCryptBytes, uint64(h.bio.Size()))
+	}
+}
+
+// cryptSync is crypto_skcipher_encrypt/decrypt for a synchronous tfm: the
+// CRYPTO_TFM_NEED_KEY check, then the request as a bio request or over its
+// scatterlists.
+func cryptSync(t *kernel.Task, tfm *Skcipher, h *reqHeader, enc bool) error {
+	countRequest(t, h, enc)
+	if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
+		return errno.ENOKEY
+	}
+	return cryptSyncNoCount(t, tfm, h, enc)
+}
+
+// cryptSyncNoCount runs the request without counting it (an engine's worker
+// runs requests already counted at submission).
+func cryptSyncNoCount(t *kernel.Task, tfm *Skcipher, h *reqHeader, enc bool) error {
+	if h.flags&CRYPTO_SKCIPHER_REQ_BIO != 0 {
+		return cryptBio(t, tfm, h.bio, h.cryptlen, h.iv, enc)
+	}
+	ivsize := tfm.alg.ivSize
+	if len(h.iv) < ivsize || h.cryptlen < 0 {
+		return errno.EINVAL
+	}
+	return cryptSG(t, tfm, h.dst, h.src, h.cryptlen, h.iv[:ivsize], enc)
+}
+
+// cryptSG is the skcipher walk: when src and dst each hold the whole request
+// in their first entry (the usual case) the mode runs directly on them;
+// otherwise the request is gathered into a bounce buffer, processed and
+// scattered back (skcipher_walk's slow path for blocks split across
+// entries).
+func cryptSG(t *kernel.Task, tfm *Skcipher, dst, src []Scatterlist, n int, iv []byte, enc bool) error {
+	if n == 0 {
+		return cryptContig(t, tfm, nil, nil, iv, enc)
+	}
+	if len(src) > 0 && len(dst) > 0 && len(src[0].buf) >= n && len(dst[0].buf) >= n {
+		return cryptContig(t, tfm, dst[0].buf[:n], src[0].buf[:n], iv, enc)
+	}
+	if sgTotal(src) < n || sgTotal(dst) < n {
+		return errno.EINVAL
+	}
+	t.Inc(EvWalkBounce)
+	var stack [bounceStack]byte
+	var buf []byte
+	if n <= len(stack) {
+		buf = stack[:n]
+	} else {
+		buf = make([]byte, n)
+	}
+	sgCopyToBuf(buf, src)
+	err := cryptContig(t, tfm, buf, buf, iv, enc)
+	if err == nil {
+		sgCopyFromBuf(dst, buf)
+	}
+	clear(buf)
+	return err
+}
+
+// cryptBio processes a CRYPTO_SKCIPHER_REQ_BIO request (seed 003): every
+// data unit of 1<<duBits bytes of every folio vector of bio, in place, the
+// IV's first eight bytes incremented (le64) after each unit. Seed 003 taught
+// only xts-aes-aesni to do this; the model does it for every algorithm, each
+// unit starting from a copy of the current IV so that modes which update
+// their IV (CBC) see the same per-unit IV as XTS. Errors: EINVAL for a
+// missing bio, a data unit smaller than the block size or larger than 1 MiB,
+// an IV shorter than max(ivsize, 8), or a vector that is not a whole number
+// of data units inside its folio; a unit's error stops the walk.
+func cryptBio(t *kernel.Task, tfm *Skcipher, bio *block.Bio, duBits int, iv []byte, enc bool) error {
+	if bio == nil || duBits < 4 || duBits > 20 {
+		return errno.EINVAL
+	}
+	du := 1 << duBits
+	ivsize := tfm.alg.ivSize
+	if du < tfm.alg.blockSize || len(iv) < ivsize || len(iv) < 8 {
+		return errno.EINVAL
+	}
+	t.Inc(EvBioRequest)
+	var ivbuf [maxIVSize]byte
+	units := 0
+	var err error
+	for i := range bio.Vecs {
+		v := &bio.Vecs[i]
+		if v.Folio == nil || v.Len%du != 0 || v.Offset < 0 || v.Offset+v.Len > len(v.Folio.Data) {
+			err = errno.EINVAL
+			break
+		}
+		data := v.Folio.Data[v.Offset : v.Offset+v.Len]
+		for off := 0; off < len(data); off += du {
+			copy(ivbuf[:ivsize], iv)
+			unit := data[off : off+du]
+			if err = cryptContig(t, tfm, unit, unit, ivbuf[:ivsize], enc); err != nil {
+				break
+			}
+			binary.LittleEndian.PutUint64(iv, binary.LittleEndian.Uint64(iv)+1)
+			units++
+		}
+		if err != nil {
+			break
+		}
+	}
+	clear(ivbuf[:])
+	t.Add(EvBioDataUnits, uint64(units))
+	return err
+}
+
+// blocks16 returns the number of 16-byte blocks covering n bytes.
+func blocks16(n int) uint64 { return uint64(n+15) / 16 }
+
+// cryptContig runs tfm's mode over contiguous dst and src of equal length
+// (the same slice for in-place operation); iv has exactly the tfm's ivsize
+// bytes. This is the switch every synchronous request goes through.
+func cryptContig(t *kernel.Task, tfm *Skcipher, dst, src, iv []byte, enc bool) error {
+	n := len(src)
+	var err error
+	switch tfm.kind {
+	case kindECBNI:
+		if enc {
+			err = tfm.ecbNI.Encrypt(dst, src)
+		} else {
+			err = tfm.ecbNI.Decrypt(dst, src)
+		}
+		if err == nil {
+			t.Add(EvAESBlocks, uint64(n/16))
+		}
+	case kindCBCNI:
+		if enc {
+			err = tfm.cbcNI.Encrypt(dst, src, (*[16]byte)(iv))
+		} else {
+			err = tfm.cbcNI.Decrypt(dst, src, (*[16]byte)(iv))
+		}
+		if err == nil {
+			t.Add(EvAESBlocks, uint64(n/16))
+		}
+	case kindCTSNI:
+		if enc {
+			err = tfm.ctsNI.Encrypt(dst, src, (*[16]byte)(iv))
+		} else {
+			err = tfm.ctsNI.Decrypt(dst, src, (*[16]byte)(iv))
+		}
+		if err == nil {
+			t.Add(EvAESBlocks, blocks16(n))
+		}
+	case kindXTSNI:
+		if enc {
+			err = tfm.xtsNI.Encrypt(dst, src, (*[16]byte)(iv))
+		} else {
+			err = tfm.xtsNI.Decrypt(dst, src, (*[16]byte)(iv))
+		}
+		if err == nil {
+			t.Add(EvAESBlocks, blocks16(n)+1)
+		}
+	case kindECB:
+		err = ecbCrypt(t, tfm.cipher, dst, src, enc)
+	case kindCBC:
+		err = cbcCrypt(t, tfm.cipher, dst, src, (*[16]byte)(iv), enc)
+	case kindCTS:
+		err = ctsCrypt(t, tfm, dst, src, iv, enc)
+	case kindXTS:
+		err = xtsCrypt(t, tfm, dst, src, iv, enc)
+	case kindESSIV:
+		// essiv_skcipher_crypt: the IV is encrypted in place with the
+		// salt-keyed cipher, then the inner mode runs with it.
+		if len(iv) != 16 {
+			return errno.EINVAL
+		}
+		tfm.cipher.ctx.Encrypt(iv, iv)
+		t.Inc(EvAESBlocks)
+		err = cryptContig(t, tfm.child, dst, src, iv, enc)
+	case kindAdiantum:
+		if enc {
+			err = tfm.adiant.Encrypt(noescapeBytes(dst), src, iv)
+		} else {
+			err = tfm.adiant.Decrypt(noescapeBytes(dst), src, iv)
+		}
+		if err == nil {
+			t.Inc(EvAESBlocks)
+		}
+	case kindHCTR2:
+		if enc {
+			err = tfm.hctr.Encrypt(noescapeBytes(dst), src, iv)
+		} else {
+			err = tfm.hctr.Decrypt(noescapeBytes(dst), src, iv)
+		}
+		if err == nil {
+			t.Add(EvAESBlocks, blocks16(n)+1)
+		}
+	case kindExternal:
+		err = cryptExternal(tfm.extID, dst, src, iv, enc)
+	default:
+		// An engine tfm never reaches the dispatcher: requests to it are
+		// queued (heap) or refused with EAGAIN (stack).
+		err = errno.EINVAL
+	}
+	return err
+}
+
+// cryptExternal calls a registered implementation through its interface on
+// heap copies, so that the caller's memory never flows into the interface
+// call. This path allocates.
+func cryptExternal(id uint64, dst, src, iv []byte, enc bool) error {
+	impl := extImpl(id)
+	if impl == nil {
+		return errno.EINVAL
+	}
+	buf := make([]byte, len(src))
+	copy(buf, src)
+	ivc := make([]byte, len(iv))
+	copy(ivc, iv)
+	var err error
+	if enc {
+		err = impl.Encrypt(buf, buf, ivc)
+	} else {
+		err = impl.Decrypt(buf, buf, ivc)
+	}
+	if err == nil {
+		copy(dst, buf)
+		copy(iv, ivc)
+	}
+	return err
+}
+
+// sliceHeader is the layout of a Go slice, with the data pointer held as an
+// integer so that escape analysis does not follow it.
+type sliceHeader struct {
+	data uintptr
+	len  int
+	cap  int
+}
+
+// noescapeBytes returns b unchanged, but hidden from escape analysis (in the
+// spirit of the runtime's noescape). It is used only where the callee is
+// known to use the slice during the call alone; see the comment at the top
+// of this file.
+func noescapeBytes(b []byte) []byte {
+	h := sliceHeader{uintptr(unsafe.Pointer(unsafe.SliceData(b))), len(b), cap(b)}
+	return *(*[]byte)(unsafe.Pointer(&h))
+}
+
+// ecbCrypt is the ecb template over a single-block cipher: each block
+// through crypto_cipher_encrypt_one. Errors: EINVAL unless n is a multiple
+// of the block size (the skcipher walk's check).
+func ecbCrypt(t *kernel.Task, c *cipherTfm, dst, src []byte, enc bool) error {
+	n := len(src)
+	if n%16 != 0 {
+		return errno.EINVAL
+	}
+	for i := 0; i < n; i += 16 {
+		if enc {
+			c.ctx.Encrypt(dst[i:i+16], src[i:i+16])
+		} else {
+			c.ctx.Decrypt(dst[i:i+16], src[i:i+16])
+		}
+	}
+	t.Add(EvAESBlocks, uint64(n/16))
+	return nil
+}
+
+// cbcCrypt is the cbc template (crypto/cbc.c) over a single-block cipher;
+// it works in place and leaves the last ciphertext block in iv, as the
+// kernel leaves it in req->iv. Errors: EINVAL unless n is a multiple of 16.
+func cbcCrypt(t *kernel.Task, c *cipherTfm, dst, src []byte, iv *[16]byte, enc bool) error {
+	n := len(src)
+	if n%16 != 0 {
+		return errno.EINVAL
+	}
+	var x [16]byte
+	if enc {
+		for i := 0; i < n; i += 16 {
+			subtleXor16(&x, (*[16]byte)(src[i:i+16]), iv)
+			c.ctx.Encrypt(dst[i:i+16], x[:])
+			copy(iv[:], dst[i:i+16])
+		}
+	} else {
+		for i := 0; i < n; i += 16 {
+			var ct [16]byte
+			copy(ct[:], src[i:i+16])
+			c.ctx.Decrypt(x[:], ct[:])
+			subtleXor16((*[16]byte)(dst[i:i+16]), &x, iv)
+			*iv = ct
+		}
+	}
+	clear(x[:])
+	t.Add(EvAESBlocks, uint64(n/16))
+	return nil
+}
+
+// subtleXor16 sets dst = a ^ b for 16-byte blocks (crypto_xor_cpy).
+func subtleXor16(dst, a, b *[16]byte) {
+	x0 := binary.LittleEndian.Uint64(a[0:]) ^ binary.LittleEndian.Uint64(b[0:])
+	x1 := binary.LittleEndian.Uint64(a[8:]) ^ binary.LittleEndian.Uint64(b[8:])
+	binary.LittleEndian.PutUint64(dst[0:], x0)
+	binary.LittleEndian.PutUint64(dst[8:], x1)
+}
+
+// ctsCrypt is the cts template (crypto/cts.c), CBC-CS3 over the inner CBC
+// tfm: CBC over all but the last (partial or full) block, then the last two
+// blocks swapped with the final one cut to its length. A request of exactly
+// one block is plain CBC; shorter is EINVAL. After encryption iv holds the
+// ciphertext block at offset-16 (the last CBC output), after decryption the
+// input block there, as the kernel leaves req->iv.
+func ctsCrypt(t *kernel.Task, tfm *Skcipher, dst, src, iv []byte, enc bool) error {
+	const bs = 16
+	n := len(src)
+	if n < bs {
+		return errno.EINVAL
+	}
+	cbcBlocks := (n+bs-1)/bs - 1
+	child := tfm.child
+	if cbcBlocks <= 0 {
+		return cryptContig(t, child, dst, src, iv, enc)
+	}
+	offset := cbcBlocks * bs
+	lastn := n - offset
+	var d [2 * bs]byte
+	if enc {
+		if err := cryptContig(t, child, dst[:offset], src[:offset], iv, true); err != nil {
+			return err
+		}
+		// cts_cbc_encrypt: d = P_n zero-padded || C_{n-1}; written back
+		// at offset-16 it puts the padded P_n where C_{n-1} was and the
+		// first lastn bytes of C_{n-1} at the end; one more CBC block
+		// over the padded P_n with iv = C_{n-1} gives the final C_{n-1}.
+		copy(d[bs:], dst[offset-bs:offset])
+		copy(d[:lastn], src[offset:n])
+		copy(dst[offset-bs:n], d[:bs+lastn])
+		clear(d[:])
+		blk := dst[offset-bs : offset]
+		return cryptContig(t, child, blk, blk, iv, true)
+	}
+	// crypto_cts_decrypt: keep C_{n-2} (or the IV) for the final block.
+	var space [bs]byte
+	if cbcBlocks <= 1 {
+		copy(space[:], iv)
+	} else {
+		copy(space[:], src[offset-2*bs:offset-bs])
+	}
+	// The partial last ciphertext block is read before anything is
+	// written over it (in place, dst[offset:] is src[offset:]).
+	copy(d[:lastn], src[offset:n])
+	if err := cryptContig(t, child, dst[:offset], src[:offset], iv, false); err != nil {
+		return err
+	}
+	// cts_cbc_decrypt: D(C') = (CBC output) ^ C_{n-2}; X = D(C') ^ (C_n
+	// zero-padded); P_n = X[:lastn]; E = C_n || X[lastn:], which
+	// CBC-decrypts with iv = C_{n-2} to P_{n-1}.
+	copy(d[bs:], dst[offset-bs:offset])
+	for i := 0; i < bs; i++ {
+		d[bs+i] ^= space[i]
+	}
+	for i := 0; i < lastn; i++ {
+		d[bs+i] ^= d[i]
+	}
+	copy(d[lastn:bs], d[bs+lastn:])
+	copy(dst[offset-bs:n], d[:bs+lastn])
+	clear(d[:])
+	blk := dst[offset-bs : offset]
+	err := cryptContig(t, child, blk, blk, space[:], false)
+	clear(space[:])
+	return err
+}
+
+// gf128MulXBLE is gf128mul_x_ble (include/crypto/gf128mul.h): multiply the
+// XTS tweak by x in GF(2^128), little-endian block convention.
+func gf128MulXBLE(t *[16]byte) {
+	a := binary.LittleEndian.Uint64(t[0:])
+	b := binary.LittleEndian.Uint64(t[8:])
+	carry := b >> 63
+	b = b<<1 | a>>63
+	a = a<<1 ^ carry*0x87
+	binary.LittleEndian.PutUint64(t[0:], a)
+	binary.LittleEndian.PutUint64(t[8:], b)
+}
+
+// xtsXorTweaks XORs every whole block of buf (from src) with the tweak
+// sequence starting at *t0: block j gets T0·x^j. With a tail (ciphertext
+// stealing), the last whole block uses T_m instead of T_{m-1} when
+// decrypting, as xts_xor_tweak arranges. It returns the two tweaks the
+// stealing step needs: tPrev = T_{m-1}, tLast = T_m, where m-1 is the index
+// of the last whole block.
+func xtsXorTweaks(dst, src []byte, t0 *[16]byte, tail bool, enc bool) (tPrev, tLast [16]byte) {
+	whole := len(src) / 16 * 16
+	t := *t0
+	for i := 0; i < whole; i += 16 {
+		if tail && i == whole-16 {
+			tPrev = t
+			tLast = t
+			gf128MulXBLE(&tLast)
+			use := &tPrev
+			if !enc {
+				use = &tLast
+			}
+			subtleXor16((*[16]byte)(dst[i:i+16]), (*[16]byte)(src[i:i+16]), use)
+			break
+		}
+		subtleXor16((*[16]byte)(dst[i:i+16]), (*[16]byte)(src[i:i+16]), &t)
+		gf128MulXBLE(&t)
+	}
+	return tPrev, tLast
+}
+
+// xtsCrypt is the xts template (crypto/xts.c) over an ECB child and a tweak
+// cipher: T = E(tweak key, IV); every whole block is XORed with its tweak,
+// the child ECB-processes them in place, and they are XORed again; a
+// partial last block is handled by ciphertext stealing (xts_cts_final).
+// Requests shorter than 16 bytes are EINVAL; the IV is not modified.
+func xtsCrypt(t *kernel.Task, tfm *Skcipher, dst, src, iv []byte, enc bool) error {
+	n := len(src)
+	if n < 16 || len(iv) != 16 {
+		return errno.EINVAL
+	}
+	tail := n % 16
+	whole := n - tail
+	var t0 [16]byte
+	tfm.cipher.ctx.Encrypt(t0[:], iv)
+	t.Inc(EvAESBlocks)
+	// Save the partial source block before dst (which may be src) is
+	// written.
+	var part [16]byte
+	copy(part[:], src[whole:])
+	xtsXorTweaks(dst[:whole], src[:whole], &t0, tail != 0, enc)
+	if err := cryptContig(t, tfm.child, dst[:whole], dst[:whole], nil, enc); err != nil {
+		return err
+	}
+	tPrev, tLast := xtsXorTweaks(dst[:whole], dst[:whole], &t0, tail != 0, enc)
+	if tail == 0 {
+		return nil
+	}
+	// xts_cts_final: b = (last whole output block), b[:tail] <- partial
+	// input; b ^= T; the child processes b; b ^= T; b goes to the last
+	// whole block's place and the old block's first tail bytes become
+	// the partial output.
+	tFinal := &tLast
+	if !enc {
+		tFinal = &tPrev
+	}
+	last := dst[whole-16 : whole]
+	var b [16]byte
+	copy(b[:], last)
+	copy(dst[whole:n], b[:tail])
+	copy(b[:tail], part[:tail])
+	subtleXor16(&b, &b, tFinal)
+	if err := cryptContig(t, tfm.child, b[:], b[:], nil, enc); err != nil {
+		return err
+	}
+	subtleXor16(&b, &b, tFinal)
+	copy(last, b[:])
+	clear(b[:])
+	clear(part[:])
+	return nil
+}

@@ -1,0 +1,329 @@
+package crypto
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+)
+
+// maxStackSG is the number of scatterlist entries per direction an
+// on-stack request holds (fscrypt uses one).
+const maxStackSG = 4
+
+// stackReq is what the setters of an on-stack request fill in. Everything
+// the caller's frame owns is copied in by value: the IV bytes and the
+// scatterlist entries (not the caller's arrays), because in Go a pointer
+// stored through a pointer escapes to the heap, and fscrypt keeps its IV
+// and its scatterlist on its stack. The kernel's request points at the
+// caller's IV instead; drivers that update the IV (CBC, CTS, the bio walk)
+// update the request's copy here, which IV returns.
+type stackReq struct {
+	tfm      *Skcipher
+	bio      *block.Bio
+	cryptlen int
+	flags    uint32
+	ivLen    int
+	nsrc     int
+	ndst     int
+	bad      bool // a table longer than maxStackSG or an IV longer than maxIVSize was set
+	iv       [maxIVSize]byte
+	src      [maxStackSG]Scatterlist
+	dst      [maxStackSG]Scatterlist
+}
+
+func (s *stackReq) init(tfm *Skcipher) {
+	*s = stackReq{tfm: tfm, flags: CRYPTO_TFM_REQ_ON_STACK}
+}
+
+func (s *stackReq) setCallback(flags uint32) {
+	s.flags = flags | CRYPTO_TFM_REQ_ON_STACK
+}
+
+func (s *stackReq) setIV(iv []byte) {
+	if len(iv) > maxIVSize {
+		s.bad = true
+		return
+	}
+	s.ivLen = copy(s.iv[:], iv)
+}
+
+func (s *stackReq) setCrypt(src, dst []Scatterlist, cryptlen int, iv []byte) {
+	s.cryptlen, s.bio = cryptlen, nil
+	s.nsrc, s.ndst = SgNents(src), SgNents(dst)
+	if s.nsrc > maxStackSG || s.ndst > maxStackSG {
+		s.bad = true
+		return
+	}
+	copy(s.src[:], src[:s.nsrc])
+	copy(s.dst[:], dst[:s.ndst])
+	s.setIV(iv)
+}
+
+func (s *stackReq) setBio(bio *block.Bio, duBits uint, iv []byte) {
+	s.cryptlen, s.bio, s.nsrc, s.ndst = int(duBits), bio, 0, 0
+	s.setIV(iv)
+}
+
+// crypt builds the dispatcher's view of the request as a local value (so
+// that nothing the request holds is reached through a stored pointer) and
+// runs it.
+func (s *stackReq) crypt(t *kernel.Task, ctxSize int, enc bool) error {
+	if s.bad {
+		return errno.EINVAL
+	}
+	h := reqHeader{tfm: s.tfm, cryptlen: s.cryptlen, iv: s.iv[:s.ivLen],
+		src: s.src[:s.nsrc], dst: s.dst[:s.ndst], bio: s.bio, flags: s.flags}
+	return onStackCrypt(t, &h, ctxSize, enc)
+}
+
+func (s *stackReq) string(size int) string {
+	h := reqHeader{tfm: s.tfm, cryptlen: s.cryptlen, iv: s.iv[:s.ivLen],
+		src: s.src[:s.nsrc], dst: s.dst[:s.ndst], bio: s.bio, flags: s.flags}
+	return h.string(fmt.Sprintf("stack %dB", size))
+}
+
+// SyncSkcipherRequestOnStack is SYNC_SKCIPHER_REQUEST_ON_STACK(name, tfm)
+// (include/crypto/skcipher.h): a request declared in the caller's frame,
+// with room for MAX_SYNC_SKCIPHER_REQSIZE (384) bytes of request context.
+// Declare it as a local variable and Init it with a SyncSkcipher:
+//
+//	var req crypto.SyncSkcipherRequestOnStack
+//	req.Init(t, tfm)
+//	req.SetCallback(0, nil, nil)
+//	req.SetCrypt(sg[:], sg[:], n, iv[:])
+//	err := req.Encrypt(t)
+//
+// Neither the request nor the IV and scatterlist arrays given to it escape
+// to the heap: the setters copy the IV and the scatterlist entries into the
+// request, and the request runs through the static dispatcher only (see the
+// package documentation), which testing.AllocsPerRun and
+// `go build -gcflags=-m` confirm. A table may have up to 4 entries per
+// direction (EINVAL beyond). The kernel leaves the descriptor
+// uninitialised; Go zeroes it, a cost the model keeps.
+type SyncSkcipherRequestOnStack struct {
+	s   stackReq
+	ctx [MaxSyncSkcipherReqSize]byte
+}
+
+// Init is the macro's declaration plus skcipher_request_set_sync_tfm: the
+// request is reset and bound to tfm. It counts one on-stack request.
+func (r *SyncSkcipherRequestOnStack) Init(t *kernel.Task, tfm *SyncSkcipher) {
+	r.s.init(&tfm.Skcipher)
+	t.Inc(EvReqOnStack)
+}
+
+// SetCallback is skcipher_request_set_callback. The flags are kept; the
+// completion and its data are not: an on-stack request never completes
+// asynchronously (an asynchronous driver refuses it with EAGAIN), so they
+// would never be called, and keeping them would move the caller's wait
+// object to the heap.
+func (r *SyncSkcipherRequestOnStack) SetCallback(flags uint32, fn CompletionFunc, data any) {
+	r.s.setCallback(flags)
+}
+
+// SetCrypt is skcipher_request_set_crypt; the IV bytes and the scatterlist
+// entries are copied into the request.
+func (r *SyncSkcipherRequestOnStack) SetCrypt(src, dst []Scatterlist, cryptlen int, iv []byte) {
+	r.s.setCrypt(src, dst, cryptlen, iv)
+}
+
+// SetBio makes the request a whole-bio request (see SkcipherRequest.SetBio).
+func (r *SyncSkcipherRequestOnStack) SetBio(bio *block.Bio, duBits uint, iv []byte) {
+	r.s.setBio(bio, duBits, iv)
+}
+
+// IV returns the request's IV as the driver left it (req->iv).
+func (r *SyncSkcipherRequestOnStack) IV() []byte { return r.s.iv[:r.s.ivLen] }
+
+// Encrypt is crypto_skcipher_encrypt on the on-stack request. Errors:
+// ENOKEY without a key, EINVAL for lengths the mode rejects, short IVs or
+// scatterlists.
+func (r *SyncSkcipherRequestOnStack) Encrypt(t *kernel.Task) error {
+	return r.s.crypt(t, MaxSyncSkcipherReqSize, true)
+}
+
+// Decrypt is crypto_skcipher_decrypt on the on-stack request.
+func (r *SyncSkcipherRequestOnStack) Decrypt(t *kernel.Task) error {
+	return r.s.crypt(t, MaxSyncSkcipherReqSize, false)
+}
+
+// Zero is skcipher_request_zero: the request (and its context) is wiped.
+func (r *SyncSkcipherRequestOnStack) Zero() { *r = SyncSkcipherRequestOnStack{} }
+
+// Tfm is crypto_skcipher_reqtfm.
+func (r *SyncSkcipherRequestOnStack) Tfm() *Skcipher { return r.s.tfm }
+
+// String is the canonical one-line dump.
+func (r *SyncSkcipherRequestOnStack) String() string {
+	return r.s.string(SizeofSkcipherRequest + MaxSyncSkcipherReqSize)
+}
+
+// SkcipherRequestOnStack is the SKCIPHER_REQUEST_ON_STACK(name, tfm, reqsize)
+// of seed 000: an on-stack request for any crypto_skcipher whose context
+// area is the caller's choice, given as the type parameter C (an array type
+// such as [MaxSkcipherReqSize]byte; the context size is sizeof(C)). The
+// macro does no check: seed 000 adds BUG_ON(MAX_SKCIPHER_REQSIZE <
+// crypto_skcipher_reqsize(tfm)), which a caller writes as
+//
+//	kernel.BUGOn(!req.Fits(), "MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)")
+//
+// A request whose tfm needs more context than C provides and that reaches a
+// driver is a stack overflow in the kernel: the model reports it as a
+// "KASAN: stack-out-of-bounds" BUG (a panic with a *kernel.Bug that
+// kernel.Task.Recover turns into a report).
+//
+// An asynchronous algorithm refuses an on-stack request with EAGAIN, the
+// protocol of HASH_REQUEST_ON_STACK (Linux 6.15) and of the seed 003
+// branch: the caller clones it with SkcipherRequestClone and submits the
+// clone. Seed 003's SKCIPHER_REQUEST_ON_STACK(req, tfm, sizeof(bio))
+// reserves MAX_SYNC_SKCIPHER_REQSIZE plus the extra bytes; its type is
+// SkcipherBioRequestOnStack. Like SyncSkcipherRequestOnStack it copies the
+// IV and scatterlist entries in and stays on the stack.
+type SkcipherRequestOnStack[C any] struct {
+	s   stackReq
+	ctx C
+}
+
+// SkcipherRequestOnStack384 is the seed 000 declaration
+// SKCIPHER_REQUEST_ON_STACK(req, tfm, MAX_SKCIPHER_REQSIZE).
+type SkcipherRequestOnStack384 = SkcipherRequestOnStack[[MaxSkcipherReqSize]byte]
+
+// SkcipherBioRequestOnStack is seed 003's
+// SKCIPHER_REQUEST_ON_STACK(req, tfm, sizeof(bio)): MAX_SYNC_SKCIPHER_REQSIZE
+// of context plus room for the bio pointer (skcipher_request_extra).
+type SkcipherBioRequestOnStack = SkcipherRequestOnStack[[MaxSyncSkcipherReqSize + 8]byte]
+
+// Init binds the request to tfm (the macro sets base.tfm) and resets it. It
+// counts one on-stack request.
+func (r *SkcipherRequestOnStack[C]) Init(t *kernel.Task, tfm *Skcipher) {
+	r.s.init(tfm)
+	t.Inc(EvReqOnStack)
+}
+
+// CtxSize returns the context room of the declaration: sizeof(C).
+func (r *SkcipherRequestOnStack[C]) CtxSize() int { return int(unsafe.Sizeof(r.ctx)) }
+
+// Fits reports whether the bound tfm's reqsize fits the declared context
+// (the negation of seed 000's BUG_ON condition).
+func (r *SkcipherRequestOnStack[C]) Fits() bool {
+	return r.s.tfm != nil && r.s.tfm.reqsize <= r.CtxSize()
+}
+
+// SetCallback is skcipher_request_set_callback; as for
+// SyncSkcipherRequestOnStack only the flags are kept.
+func (r *SkcipherRequestOnStack[C]) SetCallback(flags uint32, fn CompletionFunc, data any) {
+	r.s.setCallback(flags)
+}
+
+// SetCrypt is skcipher_request_set_crypt; the IV and scatterlist entries are
+// copied into the request.
+func (r *SkcipherRequestOnStack[C]) SetCrypt(src, dst []Scatterlist, cryptlen int, iv []byte) {
+	r.s.setCrypt(src, dst, cryptlen, iv)
+}
+
+// SetBio makes the request a whole-bio request (see SkcipherRequest.SetBio).
+func (r *SkcipherRequestOnStack[C]) SetBio(bio *block.Bio, duBits uint, iv []byte) {
+	r.s.setBio(bio, duBits, iv)
+}
+
+// IV returns the request's IV as the driver left it.
+func (r *SkcipherRequestOnStack[C]) IV() []byte { return r.s.iv[:r.s.ivLen] }
+
+// Encrypt is crypto_skcipher_encrypt on the on-stack request. Errors: as
+// SyncSkcipherRequestOnStack.Encrypt, plus EAGAIN for an asynchronous tfm.
+func (r *SkcipherRequestOnStack[C]) Encrypt(t *kernel.Task) error {
+	return r.s.crypt(t, r.CtxSize(), true)
+}
+
+// Decrypt is crypto_skcipher_decrypt on the on-stack request.
+func (r *SkcipherRequestOnStack[C]) Decrypt(t *kernel.Task) error {
+	return r.s.crypt(t, r.CtxSize(), false)
+}
+
+// Tfm is crypto_skcipher_reqtfm.
+func (r *SkcipherRequestOnStack[C]) Tfm() *Skcipher { return r.s.tfm }
+
+// Zero is skcipher_request_zero.
+func (r *SkcipherRequestOnStack[C]) Zero() { *r = SkcipherRequestOnStack[C]{} }
+
+// String is the canonical one-line dump.
+func (r *SkcipherRequestOnStack[C]) String() string {
+	return r.s.string(SizeofSkcipherRequest + r.CtxSize())
+}
+
+// SkcipherRequestClone is SKCIPHER_REQUEST_CLONE(req, gfp) of seed 003 (after
+// HASH_REQUEST_CLONE, crypto_request_clone in crypto/api.c): a heap copy of
+// an on-stack request, made when an asynchronous driver answered EAGAIN. The
+// copy is one kmalloc at SiteRequestClone of SizeofSkcipherRequest plus the
+// larger of the declared context and the tfm's reqsize; it is not marked
+// on-stack, carries the IV, scatterlist entries, bio and flags of the
+// original, and is freed with Free. The completion is not carried (the
+// on-stack request does not keep it): set it on the clone, as seed 003 does.
+//
+// Errors: ENOMEM when the allocation fails (Linux 6.15's
+// crypto_request_clone instead falls back to the tfm's synchronous fallback
+// and returns the on-stack request; the model reports the failure).
+func SkcipherRequestClone[C any](t *kernel.Task, r *SkcipherRequestOnStack[C], gfp kmem.GFP) (*SkcipherRequest, error) {
+	s := &r.s
+	if s.tfm == nil {
+		return nil, errno.EINVAL
+	}
+	size := max(r.CtxSize(), s.tfm.reqsize)
+	mem, err := t.Kmalloc(SiteRequestClone, SizeofSkcipherRequest+size, gfp)
+	if err != nil {
+		return nil, errno.ENOMEM
+	}
+	t.Inc(EvReqClone)
+	c := &SkcipherRequest{mem: mem, site: SiteRequestClone, isClone: true}
+	c.h.tfm = s.tfm
+	c.h.cryptlen = s.cryptlen
+	c.h.flags = s.flags &^ CRYPTO_TFM_REQ_ON_STACK
+	c.h.bio = s.bio
+	c.ivCopy = s.iv
+	c.h.iv = c.ivCopy[:s.ivLen]
+	if s.nsrc+s.ndst > 0 {
+		c.sgCopy = make([]Scatterlist, s.nsrc+s.ndst)
+		copy(c.sgCopy, s.src[:s.nsrc])
+		copy(c.sgCopy[s.nsrc:], s.dst[:s.ndst])
+		c.h.src, c.h.dst = c.sgCopy[:s.nsrc:s.nsrc], c.sgCopy[s.nsrc:]
+	}
+	return c, nil
+}
+
+// onStackCrypt is crypto_skcipher_encrypt/decrypt for a request in the
+// caller's frame, with ctxSize bytes of declared context. It only ever
+// reaches the static dispatcher.
+func onStackCrypt(t *kernel.Task, h *reqHeader, ctxSize int, enc bool) error {
+	tfm := h.tfm
+	if tfm == nil {
+		return errno.EINVAL
+	}
+	if tfm.kind == kindEngine {
+		countRequest(t, h, enc)
+		if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
+			return errno.ENOKEY
+		}
+		t.Inc(EvAsyncEAGAIN)
+		return errno.EAGAIN
+	}
+	if tfm.reqsize > ctxSize {
+		stackOverflow(tfm.reqsize, ctxSize)
+	}
+	return cryptSync(t, tfm, h, enc)
+}
+
+// stackOverflow raises the KASAN report of a driver using more request
+// context than the on-stack declaration has.
+func stackOverflow(reqsize, ctxSize int) {
+	panic(&kernel.Bug{
+		Kind:   "KASAN: stack-out-of-bounds",
+		Func:   "crypto_skcipher_encrypt",
+		Msg:    fmt.Sprintf("request context of %d bytes used with an on-stack request of %d", reqsize, ctxSize),
+		Size:   SizeofSkcipherRequest + ctxSize,
+		Offset: SizeofSkcipherRequest + ctxSize,
+	})
+}

@@ -1,0 +1,258 @@
+package crypto
+
+import (
+	"fmt"
+
+	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+)
+
+// CompletionFunc is crypto_completion_t (include/linux/crypto.h, void
+// (*)(void *data, int err) since Linux 6.3): called by an asynchronous
+// driver with the request's callback data when the request completes (err
+// is its result), and with EINPROGRESS when a backlogged request enters the
+// driver's queue. Synchronous algorithms never call it.
+type CompletionFunc func(data any, err error)
+
+// reqHeader holds the fields of struct skcipher_request and of its struct
+// crypto_async_request base that the model uses. Heap requests and both
+// on-stack request types share it, and the static dispatcher reads only
+// through it; the dispatcher never stores it, its IV or its scatterlists
+// anywhere, never passes them to an interface method or func value, and
+// never calls the completion, so a request declared on the stack stays on
+// the stack.
+type reqHeader struct {
+	tfm      *Skcipher
+	cryptlen int
+	iv       []byte
+	src      []Scatterlist
+	dst      []Scatterlist
+	bio      *block.Bio
+	flags    uint32
+	complete CompletionFunc
+	data     any
+}
+
+// setCallback is skcipher_request_set_callback.
+func (h *reqHeader) setCallback(flags uint32, fn CompletionFunc, data any) {
+	h.flags = flags | h.flags&CRYPTO_TFM_REQ_ON_STACK
+	h.complete = fn
+	h.data = data
+}
+
+// setCrypt is skcipher_request_set_crypt.
+func (h *reqHeader) setCrypt(src, dst []Scatterlist, cryptlen int, iv []byte) {
+	h.src, h.dst, h.cryptlen, h.iv, h.bio = src, dst, cryptlen, iv, nil
+}
+
+// setBio is the seed 003 form of skcipher_request_set_crypt(req, (struct
+// scatterlist *)bio, (struct scatterlist *)bio, du_bits, iv).
+func (h *reqHeader) setBio(bio *block.Bio, duBits uint, iv []byte) {
+	h.src, h.dst, h.cryptlen, h.iv, h.bio = nil, nil, int(duBits), iv, bio
+}
+
+func (h *reqHeader) string(kind string) string {
+	drv := "<none>"
+	if h.tfm != nil {
+		drv = h.tfm.alg.driver
+	}
+	if h.bio != nil {
+		return fmt.Sprintf("skcipher_request{%s tfm=%s bio=%d du_bits=%d flags=%#x}", kind, drv, h.bio.Size(), h.cryptlen, h.flags)
+	}
+	return fmt.Sprintf("skcipher_request{%s tfm=%s cryptlen=%d src=%dsg dst=%dsg iv=%d flags=%#x}",
+		kind, drv, h.cryptlen, SgNents(h.src), SgNents(h.dst), len(h.iv), h.flags)
+}
+
+// SkcipherRequest is a struct skcipher_request allocated on the heap with
+// SkcipherRequestAlloc: one kmalloc of SizeofSkcipherRequest + the tfm's
+// reqsize, freed with Free (kfree_sensitive). Heap requests are the only
+// ones an asynchronous algorithm accepts, and the only ones that can be
+// chained.
+//
+// A request is owned by its submitter until it is submitted and, for an
+// asynchronous algorithm that returned EINPROGRESS or EBUSY, by the driver
+// until its completion is called; its IV, scatterlists and data must stay
+// untouched meanwhile.
+type SkcipherRequest struct {
+	h    reqHeader
+	mem  []byte
+	site *kmem.Site
+	// next links a chain of requests submitted as one (head first).
+	next  *SkcipherRequest
+	chain bool
+	err   error
+	// ivCopy holds the IV of a clone (SKCIPHER_REQUEST_CLONE copies the
+	// request memory; the model gives the clone its own copy of the IV
+	// because a heap object cannot point into another frame's stack).
+	ivCopy  [maxIVSize]byte
+	sgCopy  []Scatterlist
+	isClone bool
+}
+
+// maxIVSize is the largest IV of the modelled algorithms (Adiantum and
+// HCTR2: 32 bytes).
+const maxIVSize = 32
+
+// SkcipherRequestAlloc is skcipher_request_alloc: one kmalloc at SiteRequest
+// of SizeofSkcipherRequest + crypto_skcipher_reqsize(tfm) bytes with gfp.
+// Errors: ENOMEM when the allocation fails (the kernel returns NULL and its
+// callers return -ENOMEM).
+func SkcipherRequestAlloc(t *kernel.Task, tfm *Skcipher, gfp kmem.GFP) (*SkcipherRequest, error) {
+	return SkcipherRequestAllocAt(t, SiteRequest, tfm, gfp)
+}
+
+// SkcipherRequestAllocAt is SkcipherRequestAlloc accounted at the caller's
+// site (skcipher_request_alloc is an inline function: the kmalloc happens
+// at each caller). Free accounts the free at the same site.
+func SkcipherRequestAllocAt(t *kernel.Task, site *kmem.Site, tfm *Skcipher, gfp kmem.GFP) (*SkcipherRequest, error) {
+	mem, err := t.Kmalloc(site, SizeofSkcipherRequest+tfm.reqsize, gfp)
+	if err != nil {
+		return nil, errno.ENOMEM
+	}
+	t.Inc(EvReqAlloc)
+	req := &SkcipherRequest{mem: mem, site: site}
+	req.h.tfm = tfm
+	return req, nil
+}
+
+// Free is skcipher_request_free: kfree_sensitive of the request memory
+// (wiped, then freed). Free of nil does nothing. Freeing a request that is
+// still in flight at an asynchronous driver is a use-after-free in the
+// kernel; don't.
+func (req *SkcipherRequest) Free(t *kernel.Task) {
+	if req == nil || req.mem == nil {
+		return
+	}
+	t.KfreeSensitive(req.site, req.mem)
+	req.mem = nil
+	clear(req.ivCopy[:])
+	t.Inc(EvReqFree)
+}
+
+// Size returns the bytes of the request's allocation (SizeofSkcipherRequest
+// + reqsize, or the clone size).
+func (req *SkcipherRequest) Size() int { return len(req.mem) }
+
+// SetTfm is skcipher_request_set_tfm.
+func (req *SkcipherRequest) SetTfm(tfm *Skcipher) { req.h.tfm = tfm }
+
+// Tfm is crypto_skcipher_reqtfm.
+func (req *SkcipherRequest) Tfm() *Skcipher { return req.h.tfm }
+
+// SetCallback is skcipher_request_set_callback: flags
+// (CRYPTO_TFM_REQ_MAY_BACKLOG, CRYPTO_TFM_REQ_MAY_SLEEP,
+// CRYPTO_SKCIPHER_REQ_BIO), the completion and its data. With
+// DECLARE_CRYPTO_WAIT the usual pair is CryptoReqDone and &wait.
+func (req *SkcipherRequest) SetCallback(flags uint32, fn CompletionFunc, data any) {
+	req.h.setCallback(flags, fn, data)
+}
+
+// SetCrypt is skcipher_request_set_crypt: cryptlen bytes from src to dst
+// (the same table for in-place operation) with iv (at least the tfm's ivsize
+// bytes; the driver may update it, as CBC does).
+func (req *SkcipherRequest) SetCrypt(src, dst []Scatterlist, cryptlen int, iv []byte) {
+	req.h.setCrypt(src, dst, cryptlen, iv)
+}
+
+// SetBio makes the request a whole-bio request (seed 003): the caller also
+// sets CRYPTO_SKCIPHER_REQ_BIO in the callback flags. The driver processes
+// every data unit of 1<<duBits bytes of every folio vector of bio in place,
+// starting with iv and adding one to its first eight bytes (little-endian)
+// after each data unit; req->iv is left past the last unit.
+func (req *SkcipherRequest) SetBio(bio *block.Bio, duBits uint, iv []byte) {
+	req.h.setBio(bio, duBits, iv)
+}
+
+// Flags returns the request flags (skcipher_request_flags).
+func (req *SkcipherRequest) Flags() uint32 { return req.h.flags }
+
+// Err returns the result of the request's last processing as a member of a
+// chain (the per-request error of request chaining), or of its last
+// synchronous or completed asynchronous run.
+func (req *SkcipherRequest) Err() error { return req.err }
+
+// String is the canonical one-line dump of the request.
+func (req *SkcipherRequest) String() string {
+	kind := fmt.Sprintf("heap %dB", len(req.mem))
+	if req.isClone {
+		kind = fmt.Sprintf("clone %dB", len(req.mem))
+	}
+	return req.h.string(kind)
+}
+
+// SkcipherRequestChain is the request chaining of the Linux 6.15 merge
+// window (crypto_request_chain / ahash_request_chain, removed again; seed
+// 003 "Chaining is dead"): req is appended to head's chain, and encrypting
+// or decrypting head processes head and then every chained request, one by
+// one, each with its own scatterlists, IV and result (Err). Every request of
+// a chain must use the same tfm. On-stack requests cannot be chained.
+func SkcipherRequestChain(req, head *SkcipherRequest) {
+	p := head
+	for p.next != nil {
+		p = p.next
+	}
+	p.next = req
+	req.next = nil
+	req.chain = true
+}
+
+// ChainNext returns the request after req in its chain (nil at the end).
+func (req *SkcipherRequest) ChainNext() *SkcipherRequest { return req.next }
+
+// Encrypt is crypto_skcipher_encrypt. For a synchronous algorithm the
+// request is processed before Encrypt returns and its result is returned.
+// For an asynchronous algorithm it returns EINPROGRESS (queued), EBUSY
+// (queued in the backlog: only with CRYPTO_TFM_REQ_MAY_BACKLOG), ENOSPC (the
+// queue is full and backlogging was not allowed: not queued) or ESHUTDOWN
+// (the engine was stopped); the result then comes through the completion.
+// A chain headed by req is processed as described at SkcipherRequestChain;
+// the return value is the head's own result.
+//
+// Errors of the request itself: ENOKEY (no key set), EINVAL (a length the
+// mode rejects, an IV shorter than the tfm's ivsize, scatterlists shorter
+// than cryptlen, a malformed bio request).
+func (req *SkcipherRequest) Encrypt(t *kernel.Task) error { return req.crypt(t, true) }
+
+// Decrypt is crypto_skcipher_decrypt; see Encrypt.
+func (req *SkcipherRequest) Decrypt(t *kernel.Task) error { return req.crypt(t, false) }
+
+func (req *SkcipherRequest) crypt(t *kernel.Task, enc bool) error {
+	tfm := req.h.tfm
+	if tfm == nil {
+		return errno.EINVAL
+	}
+	if tfm.kind == kindEngine {
+		countRequest(t, &req.h, enc)
+		if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
+			req.err = errno.ENOKEY
+			return errno.ENOKEY
+		}
+		return tfm.engine.enqueue(t, req, enc)
+	}
+	err := cryptSync(t, tfm, &req.h, enc)
+	req.err = err
+	for c := req.next; c != nil; c = c.next {
+		t.Inc(EvChainRequest)
+		c.err = c.cryptMember(t, enc)
+	}
+	return err
+}
+
+// cryptMember processes one chained request synchronously (also used by an
+// engine's worker for chains it was given).
+func (req *SkcipherRequest) cryptMember(t *kernel.Task, enc bool) error {
+	tfm := req.h.tfm
+	if tfm == nil {
+		return errno.EINVAL
+	}
+	if tfm.kind == kindEngine {
+		countRequest(t, &req.h, enc)
+		if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
+			return errno.ENOKEY
+		}
+		return cryptSyncNoCount(t, tfm.child, &req.h, enc)
+	}
+	return cryptSync(t, tfm, &req.h, enc)
+}
