@@ -1,0 +1,258 @@
+package ext4
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+)
+
+// Encoding is what the directory code needs from the superblock's Unicode
+// map (sb->s_encoding, fs/unicode/utf8-core.c); package fsunicode's *Map
+// provides it. Invalid UTF-8 is errno.EINVAL.
+type Encoding interface {
+	// Validate is utf8_validate: nil when name is valid UTF-8.
+	Validate(name []byte) error
+	// Casefold is utf8_casefold into dst; it returns the folded length.
+	Casefold(dst, name []byte) (int, error)
+	// StrncasecmpFolded is utf8_strncasecmp_folded: 0 when name folds to
+	// folded, 1 when not.
+	StrncasecmpFolded(folded, name []byte) (int, error)
+	// Strncasecmp is utf8_strncasecmp: 0 when a and b fold alike.
+	Strncasecmp(a, b []byte) (int, error)
+}
+
+// CryptName is the part of struct fscrypt_name the directory code reads.
+type CryptName struct {
+	// DiskName is disk_name: the ciphertext, or the bytes of a no-key name
+	// (nil when the no-key name carries only a digest of a long name).
+	DiskName []byte
+	// IsNokeyName is is_nokey_name.
+	IsNokeyName bool
+	// Hash and MinorHash are hash and minor_hash decoded from a no-key name.
+	Hash, MinorHash uint32
+	// Priv is private to the NameCrypt.
+	Priv any
+}
+
+// NameCrypt is what an encrypted directory needs from fscrypt
+// (fs/crypto/fname.c), bound to the directory's inode and key.
+type NameCrypt interface {
+	// HasKey is fscrypt_has_encryption_key(dir).
+	HasKey() bool
+	// SetupFilename is fscrypt_setup_filename(dir, iname, lookup, &fname).
+	SetupFilename(t *kernel.Task, iname []byte, lookup bool) (CryptName, error)
+	// FreeFilename is fscrypt_free_filename.
+	FreeFilename(t *kernel.Task, n *CryptName)
+	// MatchName is fscrypt_match_name.
+	MatchName(n *CryptName, deName []byte) bool
+	// DiskToUsr is fscrypt_fname_disk_to_usr into oname; it returns the
+	// length written.
+	DiskToUsr(t *kernel.Task, hash, minorHash uint32, iname, oname []byte) (int, error)
+	// DirhashKey is the directory's SipHash key; ok false without the key.
+	DirhashKey() (key [2]uint64, ok bool)
+}
+
+// pathMax is PATH_MAX, the buffer ext4fs_dirhash folds into.
+const pathMax = 4096
+
+// Allocation sites of the ext4 name code.
+var (
+	siteCfName        = kmem.NewSite("ext4_fname_setup_ci_filename:cf_name")
+	siteDirhashBuff   = kmem.NewSite("ext4fs_dirhash:buff")
+	siteDecryptedName = kmem.NewSite("ext4/generic_ci_match:decrypted_name")
+	siteReaddirFstr   = kmem.NewSite("ext4_readdir:fstr")
+)
+
+// Filename is struct ext4_filename (fs/ext4/ext4.h).
+type Filename struct {
+	// UsrName is usr_fname, DiskName disk_name (ciphertext when encrypted).
+	UsrName, DiskName []byte
+	// Hinfo is hinfo: the hash, filled by SetupFilename in casefolded
+	// encrypted directories, else by dx_probe or make_indexed_dir.
+	Hinfo DxHashInfo
+	// CfName is cf_name, the casefolded name (nil when not folded).
+	CfName []byte
+
+	crypt    CryptName
+	hasCrypt bool
+	cfBuf    []byte
+}
+
+// String is the canonical one-line dump of a prepared name.
+func (f *Filename) String() string {
+	s := fmt.Sprintf("usr=%q disk=%x hash=%08x:%08x", f.UsrName, f.DiskName, f.Hinfo.Hash, f.Hinfo.MinorHash)
+	if f.CfName != nil {
+		s += fmt.Sprintf(" cf=%q", f.CfName)
+	}
+	return s
+}
+
+// Dirhash is ext4fs_dirhash (fs/ext4/hash.c): in a casefolded directory
+// whose key (if encrypted) is present, a non-empty name is casefolded into a
+// kzalloc'd PATH_MAX buffer first (the raw name is hashed when folding
+// fails); then __ext4fs_dirhash, with the directory's SipHash key for
+// DX_HASH_SIPHASH.
+func Dirhash(t *kernel.Task, dir *Inode, name []byte, hinfo *DxHashInfo) error {
+	var key *[2]uint64
+	if dir.IsEncrypted() {
+		if k, ok := dir.Crypt.DirhashKey(); ok && dir.IsCasefolded() {
+			key = &k
+		}
+	}
+	if len(name) > 0 && dir.IsCasefolded() && (!dir.IsEncrypted() || dir.Crypt.HasKey()) {
+		buff, err := t.Kzalloc(siteDirhashBuff, pathMax, kmem.GFPKernel)
+		if err != nil {
+			return errno.ENOMEM
+		}
+		n, ferr := dir.SB.Encoding.Casefold(buff, name)
+		if ferr == nil {
+			err = Ext4fsDirhash(buff[:n], hinfo, key)
+			t.Kfree(siteDirhashBuff, buff)
+			return err
+		}
+		t.Kfree(siteDirhashBuff, buff)
+	}
+	return Ext4fsDirhash(name, hinfo, key)
+}
+
+// setupCIFilename is ext4_fname_setup_ci_filename: the casefolded name
+// (kmalloc(EXT4_NAME_LEN)), and in an encrypted directory the SipHash of it.
+func setupCIFilename(t *kernel.Task, dir *Inode, iname []byte, f *Filename) error {
+	if !dir.IsCasefolded() || (dir.IsEncrypted() && !dir.Crypt.HasKey()) {
+		f.CfName = nil
+		return nil
+	}
+	buf, err := t.Kmalloc(siteCfName, NameLen, kmem.GFPNoFS)
+	if err != nil {
+		return errno.ENOMEM
+	}
+	n, ferr := dir.SB.Encoding.Casefold(buf, iname)
+	if ferr != nil || n <= 0 {
+		t.Kfree(siteCfName, buf)
+	} else {
+		f.cfBuf, f.CfName = buf, buf[:n:n]
+	}
+	if !dir.IsEncrypted() {
+		return nil
+	}
+	f.Hinfo.HashVersion = DxHashSiphash
+	f.Hinfo.Seed = nil
+	if f.CfName != nil {
+		return Dirhash(t, dir, f.CfName, &f.Hinfo)
+	}
+	return Dirhash(t, dir, iname, &f.Hinfo)
+}
+
+// SetupFilename is ext4_fname_setup_filename: fscrypt_setup_filename, then
+// the casefolded name. Release with FreeFilename.
+func SetupFilename(t *kernel.Task, dir *Inode, iname []byte, lookup bool) (*Filename, error) {
+	if len(iname) > NameLen {
+		return nil, errno.ENAMETOOLONG
+	}
+	f := &Filename{UsrName: iname, DiskName: iname}
+	if dir.IsEncrypted() {
+		cn, err := dir.Crypt.SetupFilename(t, iname, lookup)
+		if err != nil {
+			return nil, err
+		}
+		f.crypt, f.hasCrypt = cn, true
+		f.DiskName = cn.DiskName
+		f.Hinfo.Hash, f.Hinfo.MinorHash = cn.Hash, cn.MinorHash
+	}
+	if err := setupCIFilename(t, dir, iname, f); err != nil {
+		FreeFilename(t, dir, f)
+		return nil, err
+	}
+	return f, nil
+}
+
+// FreeFilename is ext4_fname_free_filename.
+func FreeFilename(t *kernel.Task, dir *Inode, f *Filename) {
+	if f.hasCrypt {
+		dir.Crypt.FreeFilename(t, &f.crypt)
+		f.hasCrypt = false
+	}
+	if f.cfBuf != nil {
+		t.Kfree(siteCfName, f.cfBuf)
+		f.cfBuf, f.CfName = nil, nil
+	}
+}
+
+// genericCIMatch is generic_ci_match (fs/libfs.c) as ext4 calls it (no
+// prealloc buffer: seed 001 passes NULL here): 1 for a match, 0 for none, or
+// an error.
+func genericCIMatch(t *kernel.Task, dir *Inode, name, folded, deName []byte, st *lookupStats) (int, error) {
+	sb := dir.SB
+	dirent := deName
+	var buf []byte
+	if dir.IsEncrypted() {
+		if t.WarnOn(!dir.Crypt.HasKey(), "generic_ci_match: !fscrypt_has_encryption_key(parent)") {
+			return 0, errno.EINVAL
+		}
+		var err error
+		buf, err = t.Kmalloc(siteDecryptedName, len(deName), kmem.GFPKernel)
+		if err != nil {
+			return 0, errno.ENOMEM
+		}
+		st.decrypts++
+		n, err := dir.Crypt.DiskToUsr(t, 0, 0, deName, buf[:len(deName)])
+		if err != nil {
+			t.Kfree(siteDecryptedName, buf)
+			return 0, err
+		}
+		dirent = buf[:n]
+	}
+	res := 0
+	var err error
+	if !bytes.Equal(name, dirent) {
+		if folded != nil {
+			res, err = sb.Encoding.StrncasecmpFolded(folded, dirent)
+		} else {
+			res, err = sb.Encoding.Strncasecmp(name, dirent)
+		}
+	}
+	if buf != nil {
+		t.Kfree(siteDecryptedName, buf)
+	}
+	if err != nil {
+		if sb.HasStrictEncoding() {
+			t.Printk("Directory contains filename that is invalid UTF-8")
+		}
+		return 0, nil
+	}
+	if res == 0 {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// match is ext4_match: a used dirent whose name matches. In a casefolded
+// directory (with the key, if encrypted) it is generic_ci_match, except
+// that with the no-compat-fallback flag a dirent whose stored hashes differ
+// from the name's is rejected first; otherwise fscrypt_match_name.
+// Comparison errors count as no match.
+func match(t *kernel.Task, dir *Inode, f *Filename, b []byte, off int, st *lookupStats) bool {
+	if direntInode(b, off) == 0 {
+		return false
+	}
+	nl := int(b[off+6])
+	deName := b[off+8 : off+8+nl]
+	st.compared++
+	if dir.IsCasefolded() && (!dir.IsEncrypted() || dir.Crypt.HasKey()) {
+		if dir.SB.NoCasefoldCompatFallback() && dir.IsEncrypted() && f.CfName != nil {
+			h, m, ok := direntHashes(b, off)
+			if !ok || f.Hinfo.Hash != h || f.Hinfo.MinorHash != m {
+				return false
+			}
+		}
+		res, _ := genericCIMatch(t, dir, f.UsrName, f.CfName, deName, st)
+		return res > 0
+	}
+	if f.hasCrypt {
+		return dir.Crypt.MatchName(&f.crypt, deName)
+	}
+	return bytes.Equal(f.DiskName, deName)
+}

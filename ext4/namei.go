@@ -1,0 +1,1047 @@
+package ext4
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/events"
+	"github.com/vfslab/vfslab/kernel"
+)
+
+// Events counted by the directory code, once per operation.
+var (
+	// EvFindEntry counts __ext4_find_entry calls.
+	EvFindEntry = events.Register("ext4_find_entry", "ext4 __ext4_find_entry calls (directory lookups)")
+	// EvLinearFallback counts lookups that fell back to a linear search.
+	EvLinearFallback = events.Register("ext4_linear_fallback", "ext4 lookups that fell back to a linear search (bad htree, or a casefolded miss)")
+	// EvDirentsScanned counts dirents visited by ext4_search_dir.
+	EvDirentsScanned = events.Register("ext4_dirents_scanned", "ext4 dirents visited by ext4_search_dir")
+	// EvNamesCompared counts ext4_match calls on used dirents.
+	EvNamesCompared = events.Register("ext4_names_compared", "ext4 ext4_match calls on used dirents")
+	// EvNameDecrypts counts names decrypted by generic_ci_match.
+	EvNameDecrypts = events.Register("ext4_name_decrypts", "ext4 on-disk names decrypted by generic_ci_match during lookups")
+	// EvDirBlocks counts leaf blocks searched.
+	EvDirBlocks = events.Register("ext4_dir_blocks_searched", "ext4 directory leaf blocks searched by lookups")
+)
+
+type lookupStats struct {
+	scanned, compared, decrypts, blocks uint64
+}
+
+func (st *lookupStats) flush(t *kernel.Task) {
+	if t.Ev == nil {
+		return
+	}
+	t.Add(EvDirentsScanned, st.scanned)
+	t.Add(EvNamesCompared, st.compared)
+	t.Add(EvNameDecrypts, st.decrypts)
+	t.Add(EvDirBlocks, st.blocks)
+}
+
+// DentryRef locates a dirent found by a lookup: its logical block and
+// offset. It stays valid until the directory changes.
+type DentryRef struct {
+	Lblk  uint32
+	Off   int
+	Entry DirEntry
+	// Name is the on-disk name (a copy).
+	Name []byte
+}
+
+// String is the canonical one-line dump of a found dirent.
+func (r *DentryRef) String() string {
+	return fmt.Sprintf("lblk=%d off=%d %s name=%x", r.Lblk, r.Off, r.Entry, r.Name)
+}
+
+// isFakeDirEntry is is_fake_dir_entry: "." or "..", or the checksum tail.
+func isFakeDirEntry(b []byte, off int) bool {
+	nl := int(b[off+6])
+	if nl > 0 && nl <= 2 && off+10 <= len(b) && b[off+8] == '.' && (b[off+9] == '.' || b[off+9] == 0) {
+		return true
+	}
+	return b[off+7] == FtDirCsum
+}
+
+// checkDirEntry is __ext4_check_dir_entry (fs/ext4/dir.c) for the dirent at
+// off of buf (size bytes): it logs "bad entry in directory" and returns
+// true when the dirent is corrupt. absOff is the position in the directory
+// for the message.
+func checkDirEntry(t *kernel.Task, dir *Inode, fn string, buf []byte, size, off int, lblk uint32) bool {
+	msg := ""
+	rlen, nl, ino := 0, 0, uint32(0)
+	fake := false
+	if off+BaseDirLen > size || off+BaseDirLen > len(buf) {
+		msg = "directory entry overrun"
+	} else {
+		rlen = direntRecLen(buf, off)
+		nl = int(buf[off+6])
+		ino = direntInode(buf, off)
+		fake = isFakeDirEntry(buf, off)
+		hashIn := dir.HashInDirent() && !fake
+		next := off + rlen
+		switch {
+		case rlen < DirRecLen(1, hashIn):
+			msg = "rec_len is smaller than minimal"
+		case rlen%4 != 0:
+			msg = "rec_len % 4 != 0"
+		case rlen < DirRecLen(nl, hashIn):
+			msg = "rec_len is too small for name_len"
+		case next > size:
+			msg = "directory entry overrun"
+		case next > size-DirRecLen(1, dir.HashInDirent() && !dir.SB.MetadataCsum) && next != size:
+			msg = "directory entry too close to block end"
+		case ino > dir.SB.InodesCount:
+			msg = "inode out of bounds"
+		case next == size && nl == 1 && buf[off+8] == '.':
+			msg = "'.' directory cannot be the last in data block"
+		default:
+			return false
+		}
+	}
+	f := 0
+	if fake {
+		f = 1
+	}
+	dir.errorInode(t, fn, lblk, "bad entry in directory: %s - offset=%d, inode=%d, rec_len=%d, size=%d fake=%d",
+		msg, int(lblk)*BlockSize+off, ino, rlen, size, f)
+	return true
+}
+
+// searchDir is ext4_search_dir: a linear walk of one block; only a
+// matching dirent gets the full check. The model adds a log line to the
+// kernel's silent EFSCORRUPTED for a zero rec_len.
+func searchDir(t *kernel.Task, dir *Inode, f *Filename, b []byte, size int, lblk uint32, st *lookupStats) (int, error) {
+	off := 0
+	for off < size-BaseDirLen {
+		st.scanned++
+		if off+BaseDirLen+int(b[off+6]) <= size && match(t, dir, f, b, off, st) {
+			if checkDirEntry(t, dir, "ext4_search_dir", b, size, off, lblk) {
+				return -1, errno.EFSCORRUPTED
+			}
+			return off, nil
+		}
+		l := direntRecLen(b, off)
+		if l <= 0 {
+			checkDirEntry(t, dir, "ext4_search_dir", b, size, off, lblk)
+			return -1, errno.EFSCORRUPTED
+		}
+		off += l
+	}
+	return -1, nil
+}
+
+func makeRef(b []byte, lblk uint32, off int) *DentryRef {
+	de := readDirent(b, off)
+	return &DentryRef{Lblk: lblk, Off: off, Entry: de, Name: bytes.Clone(b[off+8 : off+8+int(de.NameLen)])}
+}
+
+// dxRootLimit is dx_root_limit.
+func (dir *Inode) dxRootLimit(infoSize int) int {
+	space := BlockSize - DirRecLen(1, false) - DirRecLen(2, false) - infoSize
+	if dir.SB.MetadataCsum {
+		space -= dxTailSize
+	}
+	return space / dxEntrySize
+}
+
+// dxNodeLimit is dx_node_limit (which, as in the kernel, reserves the
+// dirent hash of casefolded encrypted directories too).
+func (dir *Inode) dxNodeLimit() int {
+	space := BlockSize - DirRecLen(0, dir.HashInDirent())
+	if dir.SB.MetadataCsum {
+		space -= dxTailSize
+	}
+	return space / dxEntrySize
+}
+
+// dxFrame is struct dx_frame.
+type dxFrame struct {
+	lblk    uint32
+	b       []byte
+	entries dxEntries
+	at      int
+}
+
+// dxProbe is dx_probe: it reads the root, checks it, hashes the name (into
+// f.Hinfo, or hinfo when f is nil) and walks the index down to the leaf
+// that covers the hash. A format error is errBadDxDir (the caller falls
+// back to a linear search); read errors are returned as they are.
+func dxProbe(t *kernel.Task, dir *Inode, f *Filename, hinfo *DxHashInfo) ([]dxFrame, error) {
+	const fn = "dx_probe"
+	b0, err := dir.readDirblock(t, 0, index, fn)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(format string, args ...any) ([]dxFrame, error) {
+		dir.warning(t, fn, format, args...)
+		dir.warning(t, fn, "Corrupt directory, running e2fsck is recommended")
+		return nil, errBadDxDir
+	}
+	info := readDxRootInfo(b0)
+	switch info.hashVersion {
+	case DxHashTEA, DxHashHalfMD4, DxHashLegacy, DxHashSiphash:
+	default:
+		return bad("Unrecognised inode hash code %d", info.hashVersion)
+	}
+	if dir.HashInDirent() {
+		if info.hashVersion != DxHashSiphash {
+			return bad("Hash in dirent, but hash is not SIPHASH")
+		}
+	} else if info.hashVersion == DxHashSiphash {
+		return bad("Hash code is SIPHASH, but hash not in dirent")
+	}
+	if f != nil {
+		hinfo = &f.Hinfo
+	}
+	hinfo.HashVersion = info.hashVersion
+	if hinfo.HashVersion <= DxHashTEA {
+		hinfo.HashVersion += dir.SB.HashUnsigned
+	}
+	hinfo.Seed = &dir.SB.HashSeed
+	if f != nil && f.DiskName != nil && !(dir.IsEncrypted() && dir.IsCasefolded()) {
+		if err := Dirhash(t, dir, f.DiskName, hinfo); err != nil {
+			return nil, err
+		}
+	}
+	hash := hinfo.Hash
+	if info.unusedFlags&1 != 0 {
+		return bad("Unimplemented hash flags: %#06x", info.unusedFlags)
+	}
+	indirect := int(info.indirectLevels)
+	if indirect >= dir.SB.htreeLevel() {
+		dir.warning(t, fn, "Directory (ino: %d) htree depth %#06x exceed supported value", dir.Ino, dir.SB.htreeLevel())
+		if dir.SB.htreeLevel() < HtreeLevel {
+			dir.warning(t, fn, "Enable large directory feature to access it")
+		}
+		return bad("htree depth %d", indirect)
+	}
+	entries := dxEntries{b: b0, off: dxRootInfoOff + int(info.infoLength)}
+	if !entries.fits(1) || entries.limit() != dir.dxRootLimit(int(info.infoLength)) {
+		lim := -1
+		if entries.fits(1) {
+			lim = entries.limit()
+		}
+		return bad("dx entry: limit %d != root limit %d", lim, dir.dxRootLimit(int(info.infoLength)))
+	}
+	frames := make([]dxFrame, 0, HtreeLevel)
+	blocks := [HtreeLevel + 1]uint32{0}
+	lblk := uint32(0)
+	b := b0
+	for level := 0; ; {
+		count := entries.count()
+		if count == 0 || count > entries.limit() || !entries.fits(count) {
+			return bad("dx entry: count %d beyond limit %d", count, entries.limit())
+		}
+		p, q := 1, count-1
+		for p <= q {
+			m := p + (q-p)/2
+			if entries.hash(m) > hash {
+				q = m - 1
+			} else {
+				p = m + 1
+			}
+		}
+		at := p - 1
+		frames = append(frames, dxFrame{lblk: lblk, b: b, entries: entries, at: at})
+		block := entries.block(at)
+		for i := 0; i <= level; i++ {
+			if blocks[i] == block {
+				return bad("dx entry: tree cycle block %d points back to block %d", blocks[level], block)
+			}
+		}
+		level++
+		if level > indirect {
+			return frames, nil
+		}
+		blocks[level] = block
+		nb, err := dir.readDirblock(t, block, index, fn)
+		if err != nil {
+			return nil, err
+		}
+		lblk, b = block, nb
+		entries = dxEntries{b: nb, off: dxNodeEntriesOff}
+		if entries.limit() != dir.dxNodeLimit() {
+			return bad("dx entry: limit %d != node limit %d", entries.limit(), dir.dxNodeLimit())
+		}
+	}
+}
+
+// hashNBAlways is HASH_NB_ALWAYS.
+const hashNBAlways = 1
+
+// htreeNextBlock is ext4_htree_next_block: it advances the frames to the
+// next leaf, reading the index nodes on the way, and reports whether the
+// search should go on there (always for an odd hash, else only when the
+// next leaf continues the same hash).
+func htreeNextBlock(t *kernel.Task, dir *Inode, hash uint32, frames []dxFrame, startHash *uint32) (bool, error) {
+	p := len(frames) - 1
+	numFrames := 0
+	for {
+		frames[p].at++
+		if frames[p].at < frames[p].entries.count() {
+			break
+		}
+		if p == 0 {
+			return false, nil
+		}
+		numFrames++
+		p--
+	}
+	bhash := frames[p].entries.hash(frames[p].at)
+	if startHash != nil {
+		*startHash = bhash
+	}
+	if hash&1 == 0 && bhash&^1 != hash {
+		return false, nil
+	}
+	for ; numFrames > 0; numFrames-- {
+		blk := frames[p].entries.block(frames[p].at)
+		b, err := dir.readDirblock(t, blk, index, "ext4_htree_next_block")
+		if err != nil {
+			return false, err
+		}
+		p++
+		frames[p] = dxFrame{lblk: blk, b: b, entries: dxEntries{b: b, off: dxNodeEntriesOff}, at: 0}
+	}
+	return true, nil
+}
+
+// dxFindEntry is ext4_dx_find_entry.
+func dxFindEntry(t *kernel.Task, dir *Inode, f *Filename, st *lookupStats) (*DentryRef, error) {
+	frames, err := dxProbe(t, dir, f, nil)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		fr := &frames[len(frames)-1]
+		block := fr.entries.block(fr.at)
+		b, err := dir.readDirblock(t, block, direntHtree, "ext4_dx_find_entry")
+		if err != nil {
+			return nil, err
+		}
+		st.blocks++
+		off, err := searchDir(t, dir, f, b, BlockSize, block, st)
+		if err != nil {
+			return nil, errBadDxDir
+		}
+		if off >= 0 {
+			return makeRef(b, block, off), nil
+		}
+		more, err := htreeNextBlock(t, dir, f.Hinfo.Hash, frames, nil)
+		if err != nil {
+			dir.warning(t, "ext4_dx_find_entry", "error %v reading directory index block", err)
+			return nil, err
+		}
+		if !more {
+			return nil, nil
+		}
+	}
+}
+
+// isDxInternalNode is is_dx_internal_node.
+func (dir *Inode) isDxInternalNode(lblk uint32, b []byte) bool {
+	if !dir.IsDx() {
+		return false
+	}
+	return lblk == 0 || (direntInode(b, 0) == 0 && direntRecLen(b, 0) == BlockSize)
+}
+
+// FindEntryFname is __ext4_find_entry: "." and ".." in block 0; the htree
+// when the directory has one, falling back to the linear search when the
+// index is bad, or when the name is missing from a casefolded directory
+// whose superblock lacks the no-compat-fallback flag; else every block in
+// turn from the last block where a name was found. It returns nil and no
+// error when the name is absent.
+func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error) {
+	t.Inc(EvFindEntry)
+	var st lookupStats
+	defer st.flush(t)
+	if len(f.UsrName) > NameLen {
+		return nil, nil
+	}
+	var start, nblocks uint32
+	if isDotDotdot(f.UsrName) {
+		start, nblocks = 0, 1
+	} else {
+		if dir.IsDx() {
+			r, err := dxFindEntry(t, dir, f, &st)
+			switch {
+			case err == errBadDxDir:
+				t.Inc(EvLinearFallback)
+			case !dir.SB.NoCasefoldCompatFallback() && r == nil && dir.IsCasefolded():
+				t.Inc(EvLinearFallback)
+			default:
+				return r, err
+			}
+		}
+		nblocks = dir.nblocks()
+		if nblocks == 0 {
+			return nil, nil
+		}
+		start = dir.dirStartLookup
+		if start >= nblocks {
+			start = 0
+		}
+	}
+	block := start
+	for {
+		pblk := dir.PhysBlock(block)
+		b := dir.SB.Dev.Block(pblk)
+		if b != nil {
+			if !dir.SB.Dev.verified[pblk] && !dir.isDxInternalNode(block, b) && !dir.dirblockCsumVerify(t, b) {
+				dir.errorInode(t, "__ext4_find_entry", block, "checksumming directory block %d", block)
+				return nil, EFSBADCRC
+			}
+			dir.SB.Dev.verified[pblk] = true
+			st.blocks++
+			off, err := searchDir(t, dir, f, b, BlockSize, block, &st)
+			if err != nil {
+				return nil, err
+			}
+			if off >= 0 {
+				dir.dirStartLookup = block
+				return makeRef(b, block, off), nil
+			}
+		}
+		if block++; block >= nblocks {
+			block = 0
+		}
+		if block == start {
+			return nil, nil
+		}
+	}
+}
+
+func isDotDotdot(name []byte) bool {
+	return (len(name) == 1 && name[0] == '.') || (len(name) == 2 && name[0] == '.' && name[1] == '.')
+}
+
+// FindEntry is ext4_find_entry: SetupFilename (as a lookup), then
+// FindEntryFname. ENOENT from fscrypt means not found.
+func FindEntry(t *kernel.Task, dir *Inode, name []byte) (*DentryRef, error) {
+	f, err := SetupFilename(t, dir, name, true)
+	if err == errno.ENOENT {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer FreeFilename(t, dir, f)
+	return FindEntryFname(t, dir, f)
+}
+
+// InodeByName returns the inode number of name, or 0.
+func InodeByName(t *kernel.Task, dir *Inode, name []byte) (uint32, error) {
+	r, err := FindEntry(t, dir, name)
+	if r == nil {
+		return 0, err
+	}
+	return r.Entry.Inode, nil
+}
+
+// findDestDe is ext4_find_dest_de: the first dirent of the block with room
+// for the name (free space after a used dirent, or an unused one). Errors:
+// EEXIST when the name is there, ENOSPC, EFSCORRUPTED.
+func findDestDe(t *kernel.Task, dir *Inode, f *Filename, b []byte, bufSize int, lblk uint32) (int, error) {
+	reclen := DirRecLen(len(f.DiskName), dir.HashInDirent())
+	top := bufSize - reclen
+	off := 0
+	var st lookupStats
+	defer st.flush(t)
+	for off <= top {
+		if checkDirEntry(t, dir, "ext4_find_dest_de", b, bufSize, off, lblk) {
+			return -1, errno.EFSCORRUPTED
+		}
+		if match(t, dir, f, b, off, &st) {
+			return -1, errno.EEXIST
+		}
+		nlen := DirRecLen(int(b[off+6]), dir.HashInDirent())
+		rlen := direntRecLen(b, off)
+		free := rlen
+		if direntInode(b, off) != 0 {
+			free = rlen - nlen
+		}
+		if free >= reclen {
+			return off, nil
+		}
+		off += rlen
+	}
+	return -1, errno.ENOSPC
+}
+
+// insertDentry is ext4_insert_dentry: the name goes into the dirent at off,
+// after splitting the dirent's slack off when it is in use.
+func insertDentry(dir *Inode, ino, mode uint32, b []byte, off int, f *Filename) {
+	nlen := DirRecLen(int(b[off+6]), dir.HashInDirent())
+	rlen := direntRecLen(b, off)
+	if direntInode(b, off) != 0 {
+		setRecLen(b, off+nlen, rlen-nlen)
+		setRecLen(b, off, nlen)
+		off += nlen
+	}
+	b[off+7] = FtUnknown
+	setInode(b, off, ino)
+	if dir.SB.Filetype {
+		b[off+7] = FsUmodeToFtype(mode)
+	}
+	b[off+6] = byte(len(f.DiskName))
+	copy(b[off+8:], f.DiskName)
+	if dir.HashInDirent() {
+		p := off + ((8 + len(f.DiskName) + dirRound) &^ dirRound)
+		putLE32(b[p:], f.Hinfo.Hash)
+		putLE32(b[p+4:], f.Hinfo.MinorHash)
+	}
+}
+
+// addDirentToBuf is add_dirent_to_buf: into the dirent at off, or the first
+// with room when off < 0. Errors: ENOSPC, EEXIST, EFSCORRUPTED.
+func addDirentToBuf(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32, b []byte, lblk uint32, off int) error {
+	if off < 0 {
+		var err error
+		off, err = findDestDe(t, dir, f, b, BlockSize-dir.SB.csumSize(), lblk)
+		if err != nil {
+			return err
+		}
+	}
+	insertDentry(dir, ino, mode, b, off, f)
+	dir.markDirtyLeaf(t, lblk, b)
+	return nil
+}
+
+// checkDxRoot is ext4_check_dx_root.
+func checkDxRoot(t *kernel.Task, dir *Inode, b []byte) bool {
+	msg := ""
+	switch {
+	case b[6] != 1:
+		msg = "invalid name_len for '.'"
+	case b[8] != '.':
+		msg = "invalid name for '.'"
+	case direntRecLen(b, 0) >= BlockSize:
+		msg = "invalid rec_len for '.'"
+	case b[12+6] != 2:
+		msg = "invalid name_len for '..'"
+	case b[20] != '.' || b[21] != '.':
+		msg = "invalid name for '..'"
+	case 12+direntRecLen(b, 12) >= BlockSize:
+		msg = "invalid rec_len for '..'"
+	default:
+		return true
+	}
+	dir.errorInode(t, "make_indexed_dir", 0, "Corrupt dir, %s, running e2fsck is recommended", msg)
+	return false
+}
+
+// makeIndexedDir is make_indexed_dir: a full one-block directory becomes
+// an htree. Its dirents after ".." move to a new block 1, block 0 becomes
+// the root (".." now spans it, dx_root_info and one dx_entry follow), and
+// block 1 is split at once with do_split before the name is added.
+func makeIndexedDir(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32, b0 []byte) error {
+	csum := dir.SB.csumSize()
+	if !checkDxRoot(t, dir, b0) {
+		return errno.EFSCORRUPTED
+	}
+	deOff := 12 + direntRecLen(b0, 12)
+	l := BlockSize - csum - deOff
+	lblk1, b1 := dir.appendBlock()
+	dir.Flags |= IndexFL
+	copy(b1, b0[deOff:deOff+l])
+	clear(b0[deOff : deOff+l])
+	de := 0
+	for {
+		de2 := de + direntRecLen(b1, de)
+		if de2 >= l {
+			break
+		}
+		if checkDirEntry(t, dir, "make_indexed_dir", b1, l, de, lblk1) {
+			return errno.EFSCORRUPTED
+		}
+		de = de2
+	}
+	setRecLen(b1, de, BlockSize-csum-de)
+	if csum != 0 {
+		initializeDirentTail(b1)
+	}
+	setRecLen(b0, 12, BlockSize-DirRecLen(2, false))
+	clear(b0[dxRootInfoOff : dxRootInfoOff+dxRootInfoLen])
+	b0[dxRootInfoOff+5] = dxRootInfoLen
+	hv := dir.SB.DefHashVersion
+	if dir.HashInDirent() {
+		hv = DxHashSiphash
+	}
+	b0[dxRootInfoOff+4] = hv
+	entries := dxEntries{b: b0, off: dxRootEntriesOff}
+	entries.setBlock(0, 1)
+	entries.setCount(1)
+	entries.setLimit(dir.dxRootLimit(dxRootInfoLen))
+
+	f.Hinfo.HashVersion = hv
+	if hv <= DxHashTEA {
+		f.Hinfo.HashVersion += dir.SB.HashUnsigned
+	}
+	f.Hinfo.Seed = &dir.SB.HashSeed
+	if !dir.HashInDirent() {
+		if err := Dirhash(t, dir, f.DiskName, &f.Hinfo); err != nil {
+			return err
+		}
+	}
+	frame := dxFrame{lblk: 0, b: b0, entries: entries, at: 0}
+	dir.markDirtyDx(t, 0, b0)
+	dir.markDirtyLeaf(t, lblk1, b1)
+	off, tb, tlblk, err := doSplit(t, dir, lblk1, b1, &frame, &f.Hinfo)
+	if err != nil {
+		return err
+	}
+	return addDirentToBuf(t, dir, f, ino, mode, tb, tlblk, off)
+}
+
+// dxMapEntry is struct dx_map_entry.
+type dxMapEntry struct {
+	hash uint32
+	offs uint16 // offset / 4
+	size uint16 // rec_len
+}
+
+// dxMakeMap is dx_make_map: hash, offset and rec_len of every used dirent
+// of the block (up to the checksum tail), in the kernel's order: built
+// from the end of the map backwards, so the last dirent comes first.
+func dxMakeMap(t *kernel.Task, dir *Inode, b []byte, lblk uint32, hinfo *DxHashInfo) ([]dxMapEntry, error) {
+	buflen := BlockSize - dir.SB.csumSize()
+	var m []dxMapEntry
+	h := *hinfo
+	for off := 0; off < buflen; {
+		if checkDirEntry(t, dir, "dx_make_map", b, buflen, off, lblk) {
+			return nil, errno.EFSCORRUPTED
+		}
+		if nl := int(b[off+6]); nl != 0 && direntInode(b, off) != 0 {
+			if dir.HashInDirent() {
+				h.Hash, _, _ = direntHashes(b, off)
+			} else if err := Dirhash(t, dir, b[off+8:off+8+nl], &h); err != nil {
+				return nil, err
+			}
+			m = append(m, dxMapEntry{hash: h.Hash, offs: uint16(off >> 2), size: uint16(direntRecLen(b, off))})
+		}
+		off += direntRecLen(b, off)
+	}
+	for i, j := 0, len(m)-1; i < j; i, j = i+1, j-1 {
+		m[i], m[j] = m[j], m[i]
+	}
+	return m, nil
+}
+
+// dxSortMap is dx_sort_map: a comb sort, then a bubble sort, by hash (the
+// order of equal hashes, which decides the split, follows the kernel's).
+func dxSortMap(m []dxMapEntry) {
+	count := len(m)
+	top := count - 1
+	for count > 2 {
+		count = count * 10 / 13
+		if count == 9 || count == 10 { // count - 9 < 2, unsigned
+			count = 11
+		}
+		for p, q := top, top-count; q >= 0; p, q = p-1, q-1 {
+			if m[p].hash < m[q].hash {
+				m[p], m[q] = m[q], m[p]
+			}
+		}
+	}
+	for more := true; more; {
+		more = false
+		for q := top; q > 0; {
+			q--
+			if m[q+1].hash >= m[q].hash {
+				continue
+			}
+			m[q+1], m[q] = m[q], m[q+1]
+			more = true
+		}
+	}
+}
+
+// dxMoveDirents is dx_move_dirents: the mapped dirents are copied packed to
+// the start of to and wiped (but for their rec_len) in from; it returns the
+// offset of the last one copied.
+func dxMoveDirents(dir *Inode, from, to []byte, m []dxMapEntry) int {
+	toOff, recLen := 0, 0
+	for _, e := range m {
+		de := int(e.offs) << 2
+		recLen = DirRecLen(int(from[de+6]), dir.HashInDirent())
+		copy(to[toOff:toOff+recLen], from[de:de+recLen])
+		setRecLen(to, toOff, recLen)
+		setInode(from, de, 0)
+		clear(from[de+6 : de+direntRecLen(from, de)])
+		toOff += recLen
+	}
+	return toOff - recLen
+}
+
+// dxPackDirents is dx_pack_dirents: used dirents slide to the front with
+// minimal rec_lens; it returns the offset of the last.
+func dxPackDirents(dir *Inode, b []byte) int {
+	prev, to := 0, 0
+	for de := 0; de < BlockSize; {
+		rl0 := direntRecLen(b, de)
+		if rl0 <= 0 {
+			break
+		}
+		next := de + rl0
+		if direntInode(b, de) != 0 && b[de+6] != 0 {
+			rl := DirRecLen(int(b[de+6]), dir.HashInDirent())
+			if de > to {
+				copy(b[to:to+rl], b[de:de+rl])
+			}
+			setRecLen(b, to, rl)
+			prev = to
+			to += rl
+		}
+		de = next
+	}
+	return prev
+}
+
+// dxInsertBlock is dx_insert_block: a new index entry after frame.at.
+func dxInsertBlock(fr *dxFrame, hash, block uint32) {
+	e := fr.entries
+	count := e.count()
+	kernel.BUGOn(count >= e.limit(), "dx_insert_block: count < limit")
+	kernel.BUGOn(fr.at >= count, "dx_insert_block: old < entries + count")
+	nw := fr.at + 1
+	copy(e.b[e.off+(nw+1)*8:e.off+(count+1)*8], e.b[e.off+nw*8:e.off+count*8])
+	e.setHash(nw, hash)
+	e.setBlock(nw, block)
+	e.setCount(count + 1)
+}
+
+// doSplit is do_split: a full leaf gets a new block; the dirents are
+// sorted by hash and the upper part (no more than half the block) moves to
+// the new block, which is inserted in the index after frame.at with the
+// first moved hash (+1 when equal hashes straddle the split). It returns
+// the dirent, block and logical block the new name goes to.
+func doSplit(t *kernel.Task, dir *Inode, lblk uint32, b []byte, fr *dxFrame, hinfo *DxHashInfo) (int, []byte, uint32, error) {
+	csum := dir.SB.csumSize()
+	m, err := dxMakeMap(t, dir, b, lblk, hinfo)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	newLblk, b2 := dir.appendBlock()
+	count := len(m)
+	dxSortMap(m)
+	size, move := 0, 0
+	i := count - 1
+	for ; i >= 0; i-- {
+		if size+int(m[i].size)/2 > BlockSize/2 {
+			break
+		}
+		size += int(m[i].size)
+		move++
+	}
+	split := count / 2
+	if i >= 0 {
+		split = count - move
+	}
+	if t.WarnOn(split == 0, "do_split: split == 0") {
+		dir.errorInode(t, "do_split", lblk, "bad indexed directory? hash=%08x:%08x count=%d move=%d", hinfo.Hash, hinfo.MinorHash, count, move)
+		return 0, nil, 0, errno.EFSCORRUPTED
+	}
+	hash2 := m[split].hash
+	continued := uint32(0)
+	if hash2 == m[split-1].hash {
+		continued = 1
+	}
+	de2 := dxMoveDirents(dir, b, b2, m[split:])
+	de := dxPackDirents(dir, b)
+	setRecLen(b, de, BlockSize-csum-de)
+	setRecLen(b2, de2, BlockSize-csum-de2)
+	if csum != 0 {
+		initializeDirentTail(b)
+		initializeDirentTail(b2)
+	}
+	tb, tl, toff := b, lblk, de
+	if hinfo.Hash >= hash2 {
+		tb, tl, toff = b2, newLblk, de2
+	}
+	dxInsertBlock(fr, hash2+continued, newLblk)
+	dir.markDirtyLeaf(t, lblk, b)
+	dir.markDirtyLeaf(t, newLblk, b2)
+	dir.markDirtyDx(t, fr.lblk, fr.b)
+	return toff, tb, tl, nil
+}
+
+// dxAddEntry is ext4_dx_add_entry: the name goes into the leaf dx_probe
+// finds; a full leaf is split, after splitting a full index node (or
+// adding a level, up to two, three with largedir) when needed.
+func dxAddEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error {
+	for {
+		frames, err := dxProbe(t, dir, f, nil)
+		if err != nil {
+			return err
+		}
+		frame := len(frames) - 1
+		entries := frames[frame].entries
+		at := frames[frame].at
+		lblk := entries.block(at)
+		b, err := dir.readDirblock(t, lblk, direntHtree, "ext4_dx_add_entry")
+		if err != nil {
+			return err
+		}
+		err = addDirentToBuf(t, dir, f, ino, mode, b, lblk, -1)
+		if err != errno.ENOSPC {
+			return err
+		}
+		restart := false
+		if entries.count() == entries.limit() {
+			levels := frame + 1
+			addLevel := true
+			for frame > 0 {
+				if frames[frame-1].entries.count() < frames[frame-1].entries.limit() {
+					addLevel = false
+					break
+				}
+				frame--
+				at = frames[frame].at
+				entries = frames[frame].entries
+				restart = true
+			}
+			if addLevel && levels == dir.SB.htreeLevel() {
+				dir.warning(t, "ext4_dx_add_entry", "Directory (ino: %d) index full, reach max htree level :%d", dir.Ino, levels)
+				if dir.SB.htreeLevel() < HtreeLevel {
+					dir.warning(t, "ext4_dx_add_entry", "Large directory feature is not enabled on this filesystem")
+				}
+				return errno.ENOSPC
+			}
+			icount := entries.count()
+			newLblk, b2 := dir.appendBlock()
+			setRecLen(b2, 0, BlockSize)
+			entries2 := dxEntries{b: b2, off: dxNodeEntriesOff}
+			if !addLevel {
+				icount1 := icount / 2
+				icount2 := icount - icount1
+				hash2 := entries.hash(icount1)
+				copy(b2[entries2.off:], entries.b[entries.off+icount1*8:entries.off+icount*8])
+				entries.setCount(icount1)
+				entries2.setCount(icount2)
+				entries2.setLimit(dir.dxNodeLimit())
+				oldLblk, oldB := frames[frame].lblk, frames[frame].b
+				if at >= icount1 {
+					frames[frame].at = at - icount1
+					frames[frame].entries = entries2
+					frames[frame].lblk, frames[frame].b = newLblk, b2
+				}
+				dxInsertBlock(&frames[frame-1], hash2, newLblk)
+				dir.markDirtyDx(t, newLblk, b2)
+				dir.markDirtyDx(t, oldLblk, oldB)
+				dir.markDirtyDx(t, frames[frame-1].lblk, frames[frame-1].b)
+				if restart {
+					continue
+				}
+			} else {
+				copy(b2[entries2.off:], entries.b[entries.off:entries.off+icount*8])
+				entries2.setLimit(dir.dxNodeLimit())
+				entries.setCount(1)
+				entries.setBlock(0, newLblk)
+				frames[0].b[dxRootInfoOff+6]++
+				dir.markDirtyDx(t, frames[frame].lblk, frames[frame].b)
+				dir.markDirtyDx(t, newLblk, b2)
+				continue
+			}
+		}
+		off, tb, tl, err := doSplit(t, dir, lblk, b, &frames[frame], &f.Hinfo)
+		if err != nil {
+			return err
+		}
+		return addDirentToBuf(t, dir, f, ino, mode, tb, tl, off)
+	}
+}
+
+// validateStrictName is generic_ci_validate_strict_name.
+func validateStrictName(dir *Inode, name []byte) bool {
+	if !dir.IsCasefolded() || !dir.SB.HasStrictEncoding() {
+		return true
+	}
+	return dir.SB.Encoding.Validate(name) == nil
+}
+
+// AddEntry is ext4_add_entry: the htree when the directory has one (a bad
+// index is dropped and the directory searched linearly, unless
+// metadata_csum forbids it); else the first block with room, converting a
+// full one-block directory to an htree (make_indexed_dir) when dir_index is
+// on, or appending a block. Errors: EEXIST, EINVAL (strict encoding),
+// ENOSPC, ENAMETOOLONG, EFSCORRUPTED, EFSBADCRC, ENOMEM and fscrypt's.
+func AddEntry(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
+	if !validateStrictName(dir, name) {
+		return errno.EINVAL
+	}
+	f, err := SetupFilename(t, dir, name, false)
+	if err != nil {
+		return err
+	}
+	defer FreeFilename(t, dir, f)
+	dxFallback := false
+	if dir.IsDx() {
+		err := dxAddEntry(t, dir, f, ino, mode)
+		if err != errBadDxDir {
+			return err
+		}
+		if dir.SB.MetadataCsum {
+			dir.errorInode(t, "ext4_add_entry", 0, "Directory has corrupted htree index.")
+			return errno.EFSCORRUPTED
+		}
+		dir.Flags &^= IndexFL
+		dxFallback = true
+	}
+	csum := dir.SB.csumSize()
+	blocks := dir.nblocks()
+	for block := uint32(0); block < blocks; block++ {
+		b, err := dir.readDirblock(t, block, dirent, "ext4_add_entry")
+		if err != nil {
+			return err
+		}
+		if b == nil { // a hole: allocate it (ext4_bread with CREATE)
+			a, nb := dir.SB.Dev.Alloc()
+			dir.blocks[block] = a
+			setRecLen(nb, 0, BlockSize-csum)
+			if csum != 0 {
+				initializeDirentTail(nb)
+			}
+			return addDirentToBuf(t, dir, f, ino, mode, nb, block, 0)
+		}
+		err = addDirentToBuf(t, dir, f, ino, mode, b, block, -1)
+		if err != errno.ENOSPC {
+			return err
+		}
+		if blocks == 1 && !dxFallback && dir.SB.DirIndex {
+			return makeIndexedDir(t, dir, f, ino, mode, b)
+		}
+	}
+	lblk, b := dir.appendBlock()
+	setRecLen(b, 0, BlockSize-csum)
+	if csum != 0 {
+		initializeDirentTail(b)
+	}
+	return addDirentToBuf(t, dir, f, ino, mode, b, lblk, 0)
+}
+
+// DeleteEntry is ext4_delete_entry / ext4_generic_delete_entry: the dirent
+// merges into the previous one (and is wiped), or, first in its block, is
+// marked unused (inode 0) and wiped but for its rec_len. Errors: ENOENT
+// when the ref is stale, EFSCORRUPTED.
+func DeleteEntry(t *kernel.Task, dir *Inode, r *DentryRef) error {
+	b := dir.BlockAt(r.Lblk)
+	if b == nil {
+		return errno.ENOENT
+	}
+	csum := dir.SB.csumSize()
+	pde := -1
+	for i := 0; i < BlockSize-csum; {
+		if checkDirEntry(t, dir, "ext4_generic_delete_entry", b, BlockSize, i, r.Lblk) {
+			return errno.EFSCORRUPTED
+		}
+		if i == r.Off {
+			if direntInode(b, i) == 0 || !bytes.Equal(b[i+8:i+8+int(b[i+6])], r.Name) {
+				return errno.ENOENT
+			}
+			rl := direntRecLen(b, i)
+			if pde >= 0 {
+				setRecLen(b, pde, direntRecLen(b, pde)+rl)
+				clear(b[i : i+rl])
+			} else {
+				setInode(b, i, 0)
+				clear(b[i+6 : i+rl])
+			}
+			dir.markDirtyLeaf(t, r.Lblk, b)
+			return nil
+		}
+		pde = i
+		i += direntRecLen(b, i)
+	}
+	return errno.ENOENT
+}
+
+// SetLink is ext4_setent: the dirent now names inode ino (rename onto an
+// existing name).
+func SetLink(t *kernel.Task, dir *Inode, r *DentryRef, ino, mode uint32) error {
+	b := dir.BlockAt(r.Lblk)
+	if b == nil || direntInode(b, r.Off) == 0 {
+		return errno.ENOENT
+	}
+	setInode(b, r.Off, ino)
+	if dir.SB.Filetype {
+		b[r.Off+7] = FsUmodeToFtype(mode)
+	}
+	dir.markDirtyLeaf(t, r.Lblk, b)
+	r.Entry.Inode = ino
+	return nil
+}
+
+// InitNewDir is ext4_init_new_dir with ext4_init_dot_dotdot: block 0 holds
+// "." (rec_len 12) and ".." spanning the rest of the block (up to the
+// checksum tail).
+func InitNewDir(t *kernel.Task, dir *Inode, parentIno uint32) error {
+	csum := dir.SB.csumSize()
+	dir.Size = 0
+	dir.blocks = nil
+	lblk, b := dir.appendBlock()
+	setInode(b, 0, dir.Ino)
+	b[6] = 1
+	setRecLen(b, 0, DirRecLen(1, false))
+	b[8] = '.'
+	setInode(b, 12, parentIno)
+	b[12+6] = 2
+	setRecLen(b, 12, BlockSize-(csum+DirRecLen(1, false)))
+	b[20], b[21] = '.', '.'
+	if dir.SB.Filetype {
+		b[7], b[12+7] = FtDir, FtDir
+	}
+	if csum != 0 {
+		initializeDirentTail(b)
+	}
+	dir.markDirtyLeaf(t, lblk, b)
+	return nil
+}
+
+// EmptyDir is ext4_empty_dir: only "." and "..".
+func EmptyDir(t *kernel.Task, dir *Inode) bool {
+	if dir.Size < int64(DirRecLen(1, false)+DirRecLen(2, false)) {
+		dir.errorInode(t, "ext4_empty_dir", 0, "invalid size")
+		return false
+	}
+	b, err := dir.readDirblock(t, 0, either, "ext4_empty_dir")
+	if err != nil || b == nil {
+		return false
+	}
+	if checkDirEntry(t, dir, "ext4_empty_dir", b, BlockSize, 0, 0) || direntInode(b, 0) != dir.Ino || b[6] != 1 || b[8] != '.' {
+		dir.warning(t, "ext4_empty_dir", "directory missing '.'")
+		return false
+	}
+	offset := direntRecLen(b, 0)
+	if checkDirEntry(t, dir, "ext4_empty_dir", b, BlockSize, offset, 0) || direntInode(b, offset) == 0 || b[offset+6] != 2 || b[offset+8] != '.' || b[offset+9] != '.' {
+		dir.warning(t, "ext4_empty_dir", "directory missing '..'")
+		return false
+	}
+	offset += direntRecLen(b, offset)
+	for int64(offset) < dir.Size {
+		if offset%BlockSize == 0 {
+			lblk := uint32(offset / BlockSize)
+			nb, err := dir.readDirblock(t, lblk, either, "ext4_empty_dir")
+			if err != nil {
+				return false
+			}
+			if nb == nil {
+				offset += BlockSize
+				continue
+			}
+			b = nb
+		}
+		o := offset % BlockSize
+		if checkDirEntry(t, dir, "ext4_empty_dir", b, BlockSize, o, uint32(offset/BlockSize)) || direntInode(b, o) != 0 {
+			return false
+		}
+		offset += direntRecLen(b, o)
+	}
+	return true
+}
+
+// putLE32 writes v little-endian.
+func putLE32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
