@@ -14,8 +14,10 @@
 // AES and PXOR instructions would fault on unaligned memory operands.
 //
 // Register use in the block loops: CX = nr-1 (middle rounds), AX = round
-// keys, SI = src, DI = dst, R9 = blocks left, R8/R10 = round loop, X0-X7 =
-// blocks, X8 = chaining value or tweak, X9-X11 = scratch and round key.
+// keys, R12 = last round key, SI = src, DI = dst, R9 = blocks left, R8/R10 =
+// round loop of the one- and four-block paths (the eight-block paths are
+// unrolled), X0-X7 = blocks, X8 = chaining value or tweak, X9-X11 = scratch
+// and round key.
 
 #include "textflag.h"
 
@@ -68,6 +70,13 @@ GLOBL xtsMask<>(SB), RODATA|NOPTR, $16
 #define AESDECLAST8(K) \
 	AESDECLAST K, X0; AESDECLAST K, X1; AESDECLAST K, X2; AESDECLAST K, X3; \
 	AESDECLAST K, X4; AESDECLAST K, X5; AESDECLAST K, X6; AESDECLAST K, X7
+
+// Unrolled middle rounds of the eight-block loops. R12 points at the last
+// round key (xk + 16*nr), so round r of an nr-round schedule is at
+// 16*(r-nr)(R12): the 14-round schedule enters at -208, the 12-round one at
+// -176 and the 10-round one at -144, and all share the tail.
+#define ENC8_ROUND(OFF) MOVOU OFF(R12), X11; AESENC8(X11)
+#define DEC8_ROUND(OFF) MOVOU OFF(R12), X11; AESDEC8(X11)
 
 #define LOAD8 \
 	MOVOU 0(SI), X0; MOVOU 16(SI), X1; MOVOU 32(SI), X2; MOVOU 48(SI), X3; \
@@ -319,6 +328,9 @@ TEXT ·ecbEncAsm(SB), NOSPLIT, $0-40
 	MOVQ dst+16(FP), DI
 	MOVQ src+24(FP), SI
 	MOVQ nblocks+32(FP), R9
+	MOVQ  CX, R12
+	SHLQ  $4, R12
+	ADDQ  AX, R12
 	DECQ CX
 	CMPQ R9, $8
 	JCS  ecbenc_4
@@ -327,17 +339,28 @@ ecbenc_8:
 	MOVOU (AX), X8
 	LOAD8
 	PXOR8(X8)
-	LEAQ  16(AX), R8
-	MOVQ  CX, R10
+	CMPQ  CX, $11
+	JCS   ecbenc_8_r10
+	JEQ   ecbenc_8_r12
+	ENC8_ROUND(-208)
+	ENC8_ROUND(-192)
 
-ecbenc_8_round:
-	MOVOU (R8), X8
-	AESENC8(X8)
-	ADDQ  $16, R8
-	DECQ  R10
-	JNE   ecbenc_8_round
-	MOVOU (R8), X8
-	AESENCLAST8(X8)
+ecbenc_8_r12:
+	ENC8_ROUND(-176)
+	ENC8_ROUND(-160)
+
+ecbenc_8_r10:
+	ENC8_ROUND(-144)
+	ENC8_ROUND(-128)
+	ENC8_ROUND(-112)
+	ENC8_ROUND(-96)
+	ENC8_ROUND(-80)
+	ENC8_ROUND(-64)
+	ENC8_ROUND(-48)
+	ENC8_ROUND(-32)
+	ENC8_ROUND(-16)
+	MOVOU (R12), X11
+	AESENCLAST8(X11)
 	STORE8
 	ADDQ  $128, SI
 	ADDQ  $128, DI
@@ -417,6 +440,9 @@ TEXT ·ecbDecAsm(SB), NOSPLIT, $0-40
 	MOVQ dst+16(FP), DI
 	MOVQ src+24(FP), SI
 	MOVQ nblocks+32(FP), R9
+	MOVQ  CX, R12
+	SHLQ  $4, R12
+	ADDQ  AX, R12
 	DECQ CX
 	CMPQ R9, $8
 	JCS  ecbdec_4
@@ -425,17 +451,28 @@ ecbdec_8:
 	MOVOU (AX), X8
 	LOAD8
 	PXOR8(X8)
-	LEAQ  16(AX), R8
-	MOVQ  CX, R10
+	CMPQ  CX, $11
+	JCS   ecbdec_8_r10
+	JEQ   ecbdec_8_r12
+	DEC8_ROUND(-208)
+	DEC8_ROUND(-192)
 
-ecbdec_8_round:
-	MOVOU (R8), X8
-	AESDEC8(X8)
-	ADDQ  $16, R8
-	DECQ  R10
-	JNE   ecbdec_8_round
-	MOVOU (R8), X8
-	AESDECLAST8(X8)
+ecbdec_8_r12:
+	DEC8_ROUND(-176)
+	DEC8_ROUND(-160)
+
+ecbdec_8_r10:
+	DEC8_ROUND(-144)
+	DEC8_ROUND(-128)
+	DEC8_ROUND(-112)
+	DEC8_ROUND(-96)
+	DEC8_ROUND(-80)
+	DEC8_ROUND(-64)
+	DEC8_ROUND(-48)
+	DEC8_ROUND(-32)
+	DEC8_ROUND(-16)
+	MOVOU (R12), X11
+	AESDECLAST8(X11)
 	STORE8
 	ADDQ  $128, SI
 	ADDQ  $128, DI
@@ -553,6 +590,9 @@ TEXT ·cbcDecAsm(SB), NOSPLIT, $0-48
 	MOVQ  nblocks+32(FP), R9
 	MOVQ  iv+40(FP), R11
 	MOVOU (R11), X8
+	MOVQ  CX, R12
+	SHLQ  $4, R12
+	ADDQ  AX, R12
 	DECQ  CX
 	CMPQ  R9, $8
 	JCS   cbcdec_1
@@ -561,16 +601,27 @@ cbcdec_8:
 	MOVOU (AX), X11
 	LOAD8
 	PXOR8(X11)
-	LEAQ  16(AX), R8
-	MOVQ  CX, R10
+	CMPQ  CX, $11
+	JCS   cbcdec_8_r10
+	JEQ   cbcdec_8_r12
+	DEC8_ROUND(-208)
+	DEC8_ROUND(-192)
 
-cbcdec_8_round:
-	MOVOU (R8), X11
-	AESDEC8(X11)
-	ADDQ  $16, R8
-	DECQ  R10
-	JNE   cbcdec_8_round
-	MOVOU (R8), X11
+cbcdec_8_r12:
+	DEC8_ROUND(-176)
+	DEC8_ROUND(-160)
+
+cbcdec_8_r10:
+	DEC8_ROUND(-144)
+	DEC8_ROUND(-128)
+	DEC8_ROUND(-112)
+	DEC8_ROUND(-96)
+	DEC8_ROUND(-80)
+	DEC8_ROUND(-64)
+	DEC8_ROUND(-48)
+	DEC8_ROUND(-32)
+	DEC8_ROUND(-16)
+	MOVOU (R12), X11
 	AESDECLAST8(X11)
 
 	// XOR each block with the ciphertext block before it, from the last
@@ -664,6 +715,9 @@ TEXT ·xtsEncAsm(SB), NOSPLIT, $128-48
 	MOVQ  t+40(FP), R11
 	MOVOU (R11), X8
 	MOVOU xtsMask<>(SB), X9
+	MOVQ  CX, R12
+	SHLQ  $4, R12
+	ADDQ  AX, R12
 	DECQ  CX
 	CMPQ  R9, $8
 	JCS   xtsenc_1
@@ -678,16 +732,27 @@ xtsenc_8:
 	XTS_IN(80, X5)
 	XTS_IN(96, X6)
 	XTS_IN(112, X7)
-	LEAQ  16(AX), R8
-	MOVQ  CX, R10
+	CMPQ  CX, $11
+	JCS   xtsenc_8_r10
+	JEQ   xtsenc_8_r12
+	ENC8_ROUND(-208)
+	ENC8_ROUND(-192)
 
-xtsenc_8_round:
-	MOVOU (R8), X11
-	AESENC8(X11)
-	ADDQ  $16, R8
-	DECQ  R10
-	JNE   xtsenc_8_round
-	MOVOU (R8), X11
+xtsenc_8_r12:
+	ENC8_ROUND(-176)
+	ENC8_ROUND(-160)
+
+xtsenc_8_r10:
+	ENC8_ROUND(-144)
+	ENC8_ROUND(-128)
+	ENC8_ROUND(-112)
+	ENC8_ROUND(-96)
+	ENC8_ROUND(-80)
+	ENC8_ROUND(-64)
+	ENC8_ROUND(-48)
+	ENC8_ROUND(-32)
+	ENC8_ROUND(-16)
+	MOVOU (R12), X11
 	AESENCLAST8(X11)
 	XTS_OUT(0, X0)
 	XTS_OUT(16, X1)
@@ -745,6 +810,9 @@ TEXT ·xtsDecAsm(SB), NOSPLIT, $128-48
 	MOVQ  t+40(FP), R11
 	MOVOU (R11), X8
 	MOVOU xtsMask<>(SB), X9
+	MOVQ  CX, R12
+	SHLQ  $4, R12
+	ADDQ  AX, R12
 	DECQ  CX
 	CMPQ  R9, $8
 	JCS   xtsdec_1
@@ -759,16 +827,27 @@ xtsdec_8:
 	XTS_IN(80, X5)
 	XTS_IN(96, X6)
 	XTS_IN(112, X7)
-	LEAQ  16(AX), R8
-	MOVQ  CX, R10
+	CMPQ  CX, $11
+	JCS   xtsdec_8_r10
+	JEQ   xtsdec_8_r12
+	DEC8_ROUND(-208)
+	DEC8_ROUND(-192)
 
-xtsdec_8_round:
-	MOVOU (R8), X11
-	AESDEC8(X11)
-	ADDQ  $16, R8
-	DECQ  R10
-	JNE   xtsdec_8_round
-	MOVOU (R8), X11
+xtsdec_8_r12:
+	DEC8_ROUND(-176)
+	DEC8_ROUND(-160)
+
+xtsdec_8_r10:
+	DEC8_ROUND(-144)
+	DEC8_ROUND(-128)
+	DEC8_ROUND(-112)
+	DEC8_ROUND(-96)
+	DEC8_ROUND(-80)
+	DEC8_ROUND(-64)
+	DEC8_ROUND(-48)
+	DEC8_ROUND(-32)
+	DEC8_ROUND(-16)
+	MOVOU (R12), X11
 	AESDECLAST8(X11)
 	XTS_OUT(0, X0)
 	XTS_OUT(16, X1)
