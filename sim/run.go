@@ -1,0 +1,356 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/vfslab/vfslab/events"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/patch"
+)
+
+// Config says what Run measures.
+type Config struct {
+	// Workload to run.
+	Workload *Workload
+	// Patch whose variants are compared (default: the workload's).
+	Patch *patch.Patch
+	// Variants to compare (default: all of Patch's, base first).
+	Variants []string
+	// Base selects the variants of the other patches.
+	Base patch.Set
+	// Threads lists the worker counts to run (default: the workload's, or 1).
+	Threads []int
+	// Ops is the number of operations per worker in one timed run; 0 means
+	// calibrate on the first variant so that a run lasts about RunTime.
+	Ops int
+	// RunTime is the calibration target for one timed run (default 200ms).
+	RunTime time.Duration
+	// Count is the number of timed runs per variant (default 10), run
+	// interleaved (A B A B ...) so that drift affects every variant alike.
+	Count int
+	// CountOps is the number of operations per worker in the counting run
+	// (default min(Ops, 2000)).
+	CountOps int
+	// Seed makes the workload deterministic.
+	Seed uint64
+	// Params are workload parameter values.
+	Params map[string]string
+	// Progress, if not nil, receives one line per run.
+	Progress io.Writer
+}
+
+// Measurement is what Run found for one variant at one thread count.
+type Measurement struct {
+	Variant string
+	Threads int
+	Ops     int // operations per worker per timed run
+	// Per timed run:
+	NsPerOp     []float64 // wall time / operations per worker: latency seen by one worker
+	OpsPerSec   []float64 // total operations / wall time: throughput
+	AllocsPerOp []float64 // Go heap allocations per operation (runtime.MemStats)
+	BytesPerOp  []float64 // Go heap bytes per operation
+	// From the counting run, per operation:
+	Events map[string]float64
+	// Kmalloc-level accounting per operation from the counting run.
+	Kmallocs     float64
+	KmallocBytes float64
+	// Errors is the number of operations that failed in the counting run;
+	// FirstError is the first failure, if any.
+	Errors     int
+	FirstError string
+	// Bugs lists BUG/KASAN reports raised in the counting run.
+	Bugs []string
+}
+
+// Run measures every variant of cfg.Patch on cfg.Workload at each thread
+// count. It returns the measurements grouped by thread count, variants in
+// the order asked.
+func Run(cfg Config) (*Report, error) {
+	w := cfg.Workload
+	if w == nil {
+		return nil, fmt.Errorf("sim: no workload")
+	}
+	p := cfg.Patch
+	if p == nil {
+		p = w.Patch
+	}
+	params, err := w.resolveParams(cfg.Params)
+	if err != nil {
+		return nil, err
+	}
+	variants := cfg.Variants
+	if len(variants) == 0 && p != nil {
+		variants = p.VariantNames()
+	}
+	if len(variants) == 0 {
+		variants = []string{""}
+	}
+	sets := make([]patch.Set, len(variants))
+	for i, v := range variants {
+		sets[i] = cfg.Base
+		if p != nil {
+			if sets[i], err = cfg.Base.With(p, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	threads := cfg.Threads
+	if len(threads) == 0 {
+		threads = w.DefaultThreads
+	}
+	if len(threads) == 0 {
+		threads = []int{1}
+	}
+	if cfg.Count <= 0 {
+		cfg.Count = 10
+	}
+	if cfg.RunTime <= 0 {
+		cfg.RunTime = 200 * time.Millisecond
+	}
+	rep := &Report{Workload: w.Name, Seed: cfg.Seed, Params: params, Count: cfg.Count}
+	if p != nil {
+		rep.Patch = p.ID
+	}
+	rep.Base = cfg.Base.Changed()
+	for _, nt := range threads {
+		if nt <= 0 {
+			return nil, fmt.Errorf("sim: bad thread count %d", nt)
+		}
+		group, err := runThreads(cfg, w, params, variants, sets, nt)
+		if err != nil {
+			return nil, err
+		}
+		rep.Groups = append(rep.Groups, group)
+	}
+	return rep, nil
+}
+
+// system is one variant's instance with its workers ready.
+type system struct {
+	k     *kernel.Kernel
+	inst  Instance
+	tasks []*kernel.Task
+	ops   []func(int) error
+}
+
+func setup(cfg Config, w *Workload, params map[string]string, set patch.Set, nt int, counting bool) (*system, error) {
+	k := kernel.New()
+	env := &Env{K: k, Patches: set, Seed: cfg.Seed, Threads: nt, Params: params}
+	inst, err := w.Setup(env)
+	if err != nil {
+		return nil, fmt.Errorf("%s setup: %w", w.Name, err)
+	}
+	s := &system{k: k, inst: inst}
+	for i := 0; i < nt; i++ {
+		t := k.NewTask(fmt.Sprintf("%s/%d", w.Name, i))
+		if counting {
+			t.EnableCounting()
+		}
+		op, err := inst.Worker(i, t)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("%s worker %d: %w", w.Name, i, err)
+		}
+		s.tasks = append(s.tasks, t)
+		s.ops = append(s.ops, op)
+	}
+	return s, nil
+}
+
+func (s *system) close() {
+	for _, t := range s.tasks {
+		t.Exit()
+	}
+	s.inst.Close()
+}
+
+// timed runs n operations on every worker at once and returns the wall time
+// and the first error.
+func (s *system) timed(n int, start int) (time.Duration, error) {
+	var wg sync.WaitGroup
+	errs := make([]error, len(s.ops))
+	gate := make(chan struct{})
+	for i, op := range s.ops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			for j := start; j < start+n; j++ {
+				if err := op(j); err != nil && errs[i] == nil {
+					errs[i] = err
+				}
+			}
+		}()
+	}
+	runtime.Gosched()
+	t0 := time.Now()
+	close(gate)
+	wg.Wait()
+	d := time.Since(t0)
+	for _, e := range errs {
+		if e != nil {
+			return d, e
+		}
+	}
+	return d, nil
+}
+
+func runThreads(cfg Config, w *Workload, params map[string]string, variants []string, sets []patch.Set, nt int) (*Group, error) {
+	g := &Group{Threads: nt}
+	syss := make([]*system, len(variants))
+	defer func() {
+		for _, s := range syss {
+			if s != nil {
+				s.close()
+			}
+		}
+	}()
+	for i := range variants {
+		s, err := setup(cfg, w, params, sets[i], nt, false)
+		if err != nil {
+			return nil, err
+		}
+		syss[i] = s
+	}
+	ops := cfg.Ops
+	if ops <= 0 {
+		ops = calibrate(syss[0], cfg.RunTime)
+	}
+	ms := make([]*Measurement, len(variants))
+	for i, v := range variants {
+		ms[i] = &Measurement{Variant: v, Threads: nt, Ops: ops}
+	}
+	next := make([]int, len(variants)) // operation index each system is at
+	for r := 0; r < cfg.Count; r++ {
+		for i, s := range syss {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			d, err := s.timed(ops, next[i])
+			runtime.ReadMemStats(&after)
+			next[i] += ops
+			if err != nil {
+				if _, isBug := kernel.AsBug(err); !isBug {
+					return nil, fmt.Errorf("%s %s T=%d: %w", w.Name, variants[i], nt, err)
+				}
+			}
+			total := float64(ops * nt)
+			m := ms[i]
+			m.NsPerOp = append(m.NsPerOp, float64(d.Nanoseconds())/float64(ops))
+			m.OpsPerSec = append(m.OpsPerSec, total/d.Seconds())
+			m.AllocsPerOp = append(m.AllocsPerOp, float64(after.Mallocs-before.Mallocs)/total)
+			m.BytesPerOp = append(m.BytesPerOp, float64(after.TotalAlloc-before.TotalAlloc)/total)
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "%s %s=%s T=%d run %d/%d: %.1f ns/op %.0f ops/s\n",
+					w.Name, rep(cfg, w), variants[i], nt, r+1, cfg.Count, m.NsPerOp[r], m.OpsPerSec[r])
+			}
+		}
+	}
+	for i := range variants {
+		if err := countingRun(cfg, w, params, sets[i], nt, ops, ms[i]); err != nil {
+			return nil, err
+		}
+	}
+	g.Measurements = ms
+	return g, nil
+}
+
+func rep(cfg Config, w *Workload) string {
+	if cfg.Patch != nil {
+		return cfg.Patch.ID
+	}
+	if w.Patch != nil {
+		return w.Patch.ID
+	}
+	return "variant"
+}
+
+// calibrate finds an operation count per worker that makes a timed run last
+// about target, as testing.B does.
+func calibrate(s *system, target time.Duration) int {
+	n, done := 1, 0
+	for {
+		d, _ := s.timed(n, done)
+		done += n
+		if d >= target || n >= 1<<30 {
+			return n
+		}
+		// Aim 20% past the target, growing at most 100x per step.
+		next := n * 100
+		if d > 0 {
+			if est := int(float64(n) * 1.2 * float64(target) / float64(d)); est < next {
+				next = est
+			}
+		}
+		if next <= n {
+			next = n + 1
+		}
+		n = next
+	}
+}
+
+// countingRun runs a fresh system with counting enabled and records events
+// and allocation counts per operation.
+func countingRun(cfg Config, w *Workload, params map[string]string, set patch.Set, nt, ops int, m *Measurement) error {
+	n := cfg.CountOps
+	if n <= 0 {
+		n = min(ops, 2000)
+	}
+	s, err := setup(cfg, w, params, set, nt, true)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	base := make([]*events.Counters, nt)
+	mem := make([]*kmem.Stats, nt)
+	for i, t := range s.tasks {
+		base[i] = t.Ev.Clone()
+		mem[i] = t.Stats.Clone()
+	}
+	var wg sync.WaitGroup
+	errs := make([]int, nt)
+	first := make([]string, nt)
+	for i, op := range s.ops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < n; j++ {
+				if err := op(j); err != nil {
+					errs[i]++
+					if first[i] == "" {
+						first[i] = err.Error()
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := events.New()
+	var kmallocs, kbytes uint64
+	for i, t := range s.tasks {
+		total.Merge(t.Ev.Sub(base[i]))
+		tot, b := t.Stats.Totals(), mem[i].Totals()
+		kmallocs += tot.Allocs - b.Allocs
+		kbytes += tot.Bytes - b.Bytes
+		m.Errors += errs[i]
+		if m.FirstError == "" {
+			m.FirstError = first[i]
+		}
+	}
+	totalOps := float64(n * nt)
+	m.Events = map[string]float64{}
+	for name, v := range total.Map() {
+		m.Events[name] = float64(v) / totalOps
+	}
+	m.Kmallocs = float64(kmallocs) / totalOps
+	m.KmallocBytes = float64(kbytes) / totalOps
+	for _, b := range s.k.Bugs.All() {
+		m.Bugs = append(m.Bugs, b.Error())
+	}
+	return nil
+}

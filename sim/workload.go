@@ -1,0 +1,130 @@
+// Package sim runs workloads on simulated systems and compares patch
+// variants: the same workload, the same seed, every variant, with timing
+// (ns/op, ops/s, allocs/op) from runs that count nothing and deterministic
+// event counts (allocations, atomics on shared cache lines, crypto requests,
+// dirents scanned...) from a separate counting run, so counting never
+// perturbs the timing it sits beside.
+//
+// Workloads are registered in this package (one file each) and run by Run,
+// which the CLI's `vfslab ab` drives.
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/patch"
+)
+
+// Workload describes a benchmarkable operation.
+type Workload struct {
+	// Name is the workload's stable ID ("open1", "create", ...).
+	Name string
+	// Summary says in one line what an operation does.
+	Summary string
+	// Patch is the patch whose variants the workload is meant to compare;
+	// Run compares its variants unless told otherwise.
+	Patch *patch.Patch
+	// Params lists the workload's parameters with their defaults and help.
+	Params []Param
+	// DefaultThreads is the thread counts run when none are given (nil: 1).
+	DefaultThreads []int
+	// Setup builds one system for env and returns it. It runs once per
+	// variant and thread count, outside the timed region.
+	Setup func(env *Env) (Instance, error)
+}
+
+// Param is a workload parameter.
+type Param struct {
+	Name    string
+	Default string
+	Help    string
+}
+
+// Env is what a workload's Setup gets: the machine, the variants selected,
+// the seed, the number of worker threads and the parameter values.
+type Env struct {
+	K       *kernel.Kernel
+	Patches patch.Set
+	Seed    uint64
+	Threads int
+	Params  map[string]string
+}
+
+// Param returns the value of the parameter named name (its default when
+// not set).
+func (e *Env) Param(name string) string { return e.Params[name] }
+
+// Instance is a system set up for a workload.
+type Instance interface {
+	// Worker prepares worker w (0 <= w < Threads) to run as task t and
+	// returns the operation it runs; op(i) performs the worker's i-th
+	// operation. Worker runs outside the timed region.
+	Worker(w int, t *kernel.Task) (op func(i int) error, err error)
+	// Close releases the system.
+	Close() error
+}
+
+var workloads = map[string]*Workload{}
+
+// Register adds w to the workload table; it is called from package-level
+// var declarations. A duplicate name panics.
+func Register(w *Workload) *Workload {
+	if _, dup := workloads[w.Name]; dup {
+		panic("sim: duplicate workload " + w.Name)
+	}
+	workloads[w.Name] = w
+	return w
+}
+
+// Lookup returns the workload named name; the error lists the valid names.
+func Lookup(name string) (*Workload, error) {
+	if w, ok := workloads[name]; ok {
+		return w, nil
+	}
+	return nil, fmt.Errorf("unknown workload %q; valid: %s", name, strings.Join(Names(), ", "))
+}
+
+// Names returns the registered workload names, sorted.
+func Names() []string {
+	var n []string
+	for k := range workloads {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Workloads returns the registered workloads sorted by name.
+func Workloads() []*Workload {
+	var ws []*Workload
+	for _, n := range Names() {
+		ws = append(ws, workloads[n])
+	}
+	return ws
+}
+
+// resolveParams merges values over w's defaults; unknown names are errors
+// that list the valid ones.
+func (w *Workload) resolveParams(values map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range w.Params {
+		out[p.Name] = p.Default
+	}
+	for k, v := range values {
+		if _, ok := out[k]; !ok {
+			var valid []string
+			for _, p := range w.Params {
+				valid = append(valid, p.Name)
+			}
+			if len(valid) == 0 {
+				return nil, fmt.Errorf("workload %s takes no parameters (got %q)", w.Name, k)
+			}
+			return nil, fmt.Errorf("workload %s has no parameter %q; valid: %s", w.Name, k, strings.Join(valid, ", "))
+		}
+		out[k] = v
+	}
+	return out, nil
+}
