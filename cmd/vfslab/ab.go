@@ -159,4 +159,3 @@ Flags:
 	}
 	return 0
 }
-
