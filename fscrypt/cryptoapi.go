@@ -1,112 +1,225 @@
 package fscrypt
 
-// TEMPORARY glue: direct calls into the cipher packages until the Crypto
-// API model (package crypto) exposes its skcipher interface.
-
 import (
-	"crypto/sha256"
+	"sync"
 
-	"github.com/vfslab/vfslab/crypto/adiantum"
-	"github.com/vfslab/vfslab/crypto/aes"
-	"github.com/vfslab/vfslab/crypto/hctr2"
+	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
 )
 
-// CryptoAPI is the machine's Crypto API.
-type CryptoAPI = any
+// CryptoAPI is the machine's Crypto API, which a SuperBlock carries.
+type CryptoAPI = *crypto.API
 
+// cryptoAPIMask is FSCRYPT_CRYPTOAPI_MASK of Linux 6.17
+// (fs/crypto/fscrypt_private.h): asynchronous, memory-allocating and
+// hardware-only drivers are never used.
+const cryptoAPIMask = crypto.CRYPTO_ALG_ASYNC | crypto.CRYPTO_ALG_ALLOCATES_MEMORY | crypto.CRYPTO_ALG_KERN_DRIVER_ONLY
+
+// Allocation sites of requests fscrypt allocates (skcipher_request_alloc
+// is inline, so the kmalloc is at each caller).
+var (
+	siteFnameRequest    = kmem.NewSite("fscrypt_fname:skcipher_request")
+	siteDataUnitRequest = kmem.NewSite("fscrypt_crypt_data_unit:skcipher_request")
+	siteV1KDFRequest    = kmem.NewSite("derive_key_aes:skcipher_request")
+)
+
+// cryptoTfm is the tfm a prepared key holds (struct fscrypt_prepared_key's
+// tfm): a crypto_skcipher before Linux 6.17, a crypto_sync_skcipher with
+// the fscrypt-fname-onstack "upstream" variant.
 type cryptoTfm struct {
-	mode *Mode
-	xts  *aes.XTS
-	cts  *aes.CTSCBC
-	cbc  *aes.CBC
-	ess  aes.Ctx
-	adi  *adiantum.Cipher
-	hc   *hctr2.Cipher
+	tfm  *crypto.Skcipher
+	sync *crypto.SyncSkcipher
 }
 
+func (c *cryptoTfm) free(t *kernel.Task) {
+	if c.sync != nil {
+		c.sync.Free(t)
+	} else {
+		c.tfm.Free(t)
+	}
+}
+
+func (c *cryptoTfm) driverName() string { return c.tfm.DriverName() }
+
+// loggedImpl is fscrypt_mode.logged_cryptoapi_impl, per machine.
+var loggedImpl sync.Map // struct{api; mode int} -> bool
+
+// allocateSkcipher is fs/crypto/keysetup.c fscrypt_allocate_skcipher: a tfm
+// for mode keyed with rawKey. Before Linux 6.17 (variants base and v2) any
+// implementation qualifies, asynchronous hardware engines included (mask
+// 0); upstream allocates a sync skcipher with FSCRYPT_CRYPTOAPI_MASK.
+// Errors: ENOPKG when the Crypto API has no such algorithm, EINVAL, ENOMEM,
+// setkey errors.
 func allocateSkcipher(t *kernel.Task, mode *Mode, rawKey []byte, inode Inode) (*cryptoTfm, error) {
-	tfm := &cryptoTfm{mode: mode}
+	sb := inode.SuperBlock()
+	api := sb.Crypto()
+	var c cryptoTfm
 	var err error
-	switch mode.Num {
-	case ModeAES256XTS:
-		tfm.xts = new(aes.XTS)
-		err = tfm.xts.SetKey(rawKey)
-	case ModeAES256CTS, ModeAES128CTS:
-		tfm.cts = new(aes.CTSCBC)
-		err = tfm.cts.SetKey(rawKey)
-	case ModeAES128CBC:
-		tfm.cbc = new(aes.CBC)
-		err = tfm.cbc.SetKey(rawKey)
-		h := sha256.Sum256(rawKey)
+	if sb.Patches().Get(FnameOnstackPatch) == fnameUpstream {
+		c.sync, err = api.AllocSyncSkcipher(t, mode.CipherStr, 0, cryptoAPIMask)
 		if err == nil {
-			err = aes.ExpandKey(&tfm.ess, h[:])
+			c.tfm = c.sync.Base()
 		}
-	case ModeAdiantum:
-		tfm.adi, err = adiantum.New(rawKey)
-	case ModeAES256HCTR2:
-		tfm.hc, err = hctr2.New(rawKey)
-	default:
-		err = errENOPKG
+	} else {
+		c.tfm, err = api.AllocSkcipher(t, mode.CipherStr, 0, 0)
 	}
 	if err != nil {
+		if err == errno.ENOENT {
+			warn(t, inode, "Missing crypto API support for %s (API name: \"%s\")", mode.FriendlyName, mode.CipherStr)
+			return nil, errENOPKG
+		}
+		fscryptErr(t, inode, "Error allocating '%s' transform: %d", mode.CipherStr, -errnoValue(err))
 		return nil, err
 	}
-	return tfm, nil
-}
-
-func (tfm *cryptoTfm) free(t *kernel.Task) {}
-
-func (tfm *cryptoTfm) driverName() string { return tfm.mode.CipherStr }
-
-func (tfm *cryptoTfm) crypt(enc bool, dst, src, iv []byte) error {
-	var b [16]byte
-	switch tfm.mode.Num {
-	case ModeAES256XTS:
-		copy(b[:], iv)
-		if enc {
-			return tfm.xts.Encrypt(dst, src, &b)
-		}
-		return tfm.xts.Decrypt(dst, src, &b)
-	case ModeAES256CTS, ModeAES128CTS:
-		copy(b[:], iv)
-		if enc {
-			return tfm.cts.Encrypt(dst, src, &b)
-		}
-		return tfm.cts.Decrypt(dst, src, &b)
-	case ModeAES128CBC:
-		tfm.ess.Encrypt(b[:], iv[:16])
-		if enc {
-			return tfm.cbc.Encrypt(dst, src, &b)
-		}
-		return tfm.cbc.Decrypt(dst, src, &b)
-	case ModeAdiantum:
-		if enc {
-			return tfm.adi.Encrypt(dst, src, iv)
-		}
-		return tfm.adi.Decrypt(dst, src, iv)
-	case ModeAES256HCTR2:
-		if enc {
-			return tfm.hc.Encrypt(dst, src, iv)
-		}
-		return tfm.hc.Decrypt(dst, src, iv)
+	t.Inc(EvAllocateSkcipher)
+	if _, logged := loggedImpl.LoadOrStore(struct {
+		api  *crypto.API
+		mode int
+	}{api, mode.Num}, true); !logged {
+		t.Printk("fscrypt: %s using implementation \"%s\"", mode.FriendlyName, c.tfm.DriverName())
 	}
-	return errno.EINVAL
+	if t.WarnOn(c.tfm.IVSize() != mode.IVSize, "crypto_skcipher_ivsize(tfm) != mode->ivsize") {
+		c.free(t)
+		return nil, errno.EINVAL
+	}
+	c.tfm.SetFlags(crypto.CRYPTO_TFM_REQ_FORBID_WEAK_KEYS)
+	if err := c.tfm.SetKey(t, rawKey); err != nil {
+		c.free(t)
+		return nil, err
+	}
+	return &c, nil
 }
 
+// reqFlags are the callback flags fscrypt's requests carry.
+const reqFlags = crypto.CRYPTO_TFM_REQ_MAY_BACKLOG | crypto.CRYPTO_TFM_REQ_MAY_SLEEP
+
+// cryptAllocated runs one request the pre-6.17 way: skcipher_request_alloc,
+// DECLARE_CRYPTO_WAIT, crypto_wait_req, skcipher_request_free. It works with
+// asynchronous drivers (it waits for the completion). Errors: ENOMEM,
+// driver errors.
+func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.Skcipher, enc bool, dst, src, iv []byte) error {
+	req, err := crypto.SkcipherRequestAllocAt(t, site, tfm, gfp)
+	if err != nil {
+		return errno.ENOMEM
+	}
+	var wait crypto.CryptoWait
+	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
+	var sgSrc, sgDst crypto.Scatterlist
+	crypto.SgInitOne(&sgSrc, src)
+	crypto.SgInitOne(&sgDst, dst)
+	req.SetCrypt([]crypto.Scatterlist{sgSrc}, []crypto.Scatterlist{sgDst}, len(src), iv)
+	if enc {
+		err = crypto.CryptoWaitReq(t, req.Encrypt(t), &wait)
+	} else {
+		err = crypto.CryptoWaitReq(t, req.Decrypt(t), &wait)
+	}
+	req.Free(t)
+	return err
+}
+
+// cryptSyncOnStack runs one request the Linux 6.17 way:
+// SYNC_SKCIPHER_REQUEST_ON_STACK, no completion, no wait.
+func cryptSyncOnStack(t *kernel.Task, tfm *crypto.SyncSkcipher, enc bool, dst, src, iv []byte) error {
+	var req crypto.SyncSkcipherRequestOnStack
+	req.Init(t, tfm)
+	req.SetCallback(reqFlags, nil, nil)
+	var sg [2]crypto.Scatterlist
+	crypto.SgInitOne(&sg[0], src)
+	crypto.SgInitOne(&sg[1], dst)
+	req.SetCrypt(sg[0:1], sg[1:2], len(src), iv)
+	if enc {
+		return req.Encrypt(t)
+	}
+	return req.Decrypt(t)
+}
+
+// cryptSeedOnStack is seed 000 as posted: SKCIPHER_REQUEST_ON_STACK(req,
+// tfm, MAX_SKCIPHER_REQSIZE), BUG_ON(MAX_SKCIPHER_REQSIZE <
+// crypto_skcipher_reqsize(tfm)), a completion and crypto_wait_req.
+func cryptSeedOnStack(t *kernel.Task, tfm *crypto.Skcipher, enc bool, dst, src, iv []byte) error {
+	var req crypto.SkcipherRequestOnStack384
+	req.Init(t, tfm)
+	kernel.BUGOn(!req.Fits(), "MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)")
+	var wait crypto.CryptoWait
+	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
+	var sg [2]crypto.Scatterlist
+	crypto.SgInitOne(&sg[0], src)
+	crypto.SgInitOne(&sg[1], dst)
+	req.SetCrypt(sg[0:1], sg[1:2], len(src), iv)
+	var err error
+	if enc {
+		err = req.Encrypt(t)
+	} else {
+		err = req.Decrypt(t)
+	}
+	return crypto.CryptoWaitReq(t, err, &wait)
+}
+
+// fnameCrypt is the request part of fscrypt_fname_encrypt / fname_decrypt,
+// by fscrypt-fname-onstack variant.
 func fnameCrypt(t *kernel.Task, inode Inode, ci *InodeInfo, enc bool, dst, src, iv []byte) error {
-	return ci.encKey.crypt(enc, dst, src, iv)
+	switch inode.SuperBlock().Patches().Get(FnameOnstackPatch) {
+	case fnameV2:
+		return cryptSeedOnStack(t, ci.encKey.tfm, enc, dst, src, iv)
+	case fnameUpstream:
+		if ci.encKey.sync == nil {
+			// A key prepared before the variant changed: the kernel
+			// has no such state; treat it as the 6.17 tfm would be.
+			return errno.EINVAL
+		}
+		return cryptSyncOnStack(t, ci.encKey.sync, enc, dst, src, iv)
+	}
+	return cryptAllocated(t, siteFnameRequest, kmem.GFPNoFS, ci.encKey.tfm, enc, dst, src, iv)
 }
 
+// contentsCrypt is the request part of fscrypt_crypt_data_unit: an
+// allocated request and a wait before Linux 6.17, a sync on-stack request
+// with the upstream variant (seed 000 itself changed only fname.c).
 func contentsCrypt(t *kernel.Task, ci *InodeInfo, enc bool, dst, src, iv []byte) error {
-	return ci.encKey.crypt(enc, dst, src, iv)
+	if ci.encKey.sync != nil {
+		return cryptSyncOnStack(t, ci.encKey.sync, enc, dst, src, iv)
+	}
+	return cryptAllocated(t, siteDataUnitRequest, kmem.GFPNoFS, ci.encKey.tfm, enc, dst, src, iv)
 }
 
+// deriveKeyAES is fs/crypto/keysetup_v1.c derive_key_aes before Linux 7.1:
+// AES-128-ECB of masterKey under nonce into derived, through an "ecb(aes)"
+// skcipher allocated for this one derivation.
 func deriveKeyAES(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byte) error {
-	var e aes.ECB
-	if err := e.SetKey(nonce); err != nil {
+	api := sb.Crypto()
+	if sb.Patches().Get(V1KDFPatch) == v1kdfSync {
+		// Linux 6.17: crypto_alloc_sync_skcipher + on-stack request.
+		tfm, err := api.AllocSyncSkcipher(t, "ecb(aes)", 0, cryptoAPIMask)
+		if err != nil {
+			return err
+		}
+		defer tfm.Free(t)
+		if err := tfm.SetKey(t, nonce); err != nil {
+			return err
+		}
+		return cryptSyncOnStack(t, tfm, true, derived, masterKey, nil)
+	}
+	tfm, err := api.AllocSkcipher(t, "ecb(aes)", 0, 0)
+	if err != nil {
 		return err
 	}
-	return e.Encrypt(derived, masterKey)
+	defer tfm.Free(t)
+	tfm.SetFlags(crypto.CRYPTO_TFM_REQ_FORBID_WEAK_KEYS)
+	req, err := crypto.SkcipherRequestAllocAt(t, siteV1KDFRequest, tfm, kmem.GFPKernel)
+	if err != nil {
+		return errno.ENOMEM
+	}
+	defer req.Free(t)
+	var wait crypto.CryptoWait
+	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
+	if err := tfm.SetKey(t, nonce); err != nil {
+		return err
+	}
+	sg := make([]crypto.Scatterlist, 2)
+	crypto.SgInitOne(&sg[0], masterKey)
+	crypto.SgInitOne(&sg[1], derived)
+	req.SetCrypt(sg[0:1], sg[1:2], len(derived), nil)
+	return crypto.CryptoWaitReq(t, req.Encrypt(t), &wait)
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/crypto/aes"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
@@ -132,7 +133,9 @@ func setupV1FileKeyDerived(t *kernel.Task, ci *InodeInfo, rawMasterKey []byte) e
 			return errno.EINVAL
 		}
 		var derived [maxRawKeySize]byte
-		deriveKeyAESLib(rawMasterKey[:keysize], ci.nonce[:], derived[:keysize])
+		if err := deriveKeyAESLib(t, rawMasterKey[:keysize], ci.nonce[:], derived[:keysize]); err != nil {
+			return err
+		}
 		t.Inc(EvKeyDerive)
 		err := setPerFileEncKey(t, ci, derived[:keysize])
 		clear(derived[:keysize])
@@ -154,15 +157,15 @@ func setupV1FileKeyDerived(t *kernel.Task, ci *InodeInfo, rawMasterKey []byte) e
 }
 
 // deriveKeyAESLib is the Linux 7.1 derivation: aes_prepareenckey with the
-// nonce, then aes_encrypt of each 16-byte block of the master key.
-func deriveKeyAESLib(masterKey, nonce, derived []byte) {
+// nonce, then aes_encrypt of each 16-byte block of the master key. The AES
+// context is not secret (its key is the nonce) and is not wiped, as in the
+// kernel.
+func deriveKeyAESLib(t *kernel.Task, masterKey, nonce, derived []byte) error {
 	var c aes.Ctx
-	if err := aes.ExpandKey(&c, nonce); err != nil {
-		panic(err) // a 16-byte nonce is always a valid AES-128 key
+	if err := crypto.AESExpandKey(t, &c, nonce); err != nil {
+		return err
 	}
-	for i := 0; i < len(derived); i += aes.BlockSize {
-		c.Encrypt(derived[i:i+aes.BlockSize], masterKey[i:i+aes.BlockSize])
-	}
+	return crypto.AESEncryptBlocks(t, &c, derived, masterKey)
 }
 
 // setupV1FileKey is fscrypt_setup_v1_file_key.
@@ -186,7 +189,9 @@ func DeriveV1Key(t *kernel.Task, sb SuperBlock, masterKey []byte, nonce [FileNon
 	switch sb.Patches().Get(V1KDFPatch) {
 	case v1kdfAESLib:
 		var buf [maxRawKeySize]byte
-		deriveKeyAESLib(masterKey[:n], nonce[:], buf[:n])
+		if err := deriveKeyAESLib(t, masterKey[:n], nonce[:], buf[:n]); err != nil {
+			return err
+		}
 		copy(derived, buf[:n])
 		clear(buf[:n])
 		return nil

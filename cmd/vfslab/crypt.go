@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
@@ -536,4 +537,4 @@ func cryptDirhash(c *cryptCmd) (string, error) {
 }
 
 // newCryptoAPI returns the Crypto API the crypt command's machine uses.
-func newCryptoAPI() fscrypt.CryptoAPI { return nil }
+func newCryptoAPI() fscrypt.CryptoAPI { return crypto.NewAPI() }

@@ -1,0 +1,169 @@
+package fscrypt
+
+import (
+	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/crypto"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+)
+
+// siteChainRequest is the allocation of each chained request of the chain
+// variant; siteChainIVs holds their IVs and scatterlists.
+var (
+	siteChainRequest = kmem.NewSite("fscrypt_decrypt_bio:chained_request")
+	siteChainIVs     = kmem.NewSite("fscrypt_decrypt_bio:chain_ivs")
+)
+
+// DecryptBio is fs/crypto/bio.c fscrypt_decrypt_bio: decrypt in place every
+// data unit of a completed read bio of an encrypted file (the folios' Host
+// is the file's Inode). On failure it sets bio.Status and returns false.
+// How depends on the crypto-bio variant (seed 003):
+//
+//   - workqueue, inline: fscrypt_decrypt_pagecache_blocks on each folio, one
+//     request per data unit (the two differ in where the caller runs this:
+//     a workqueue worker or the completion itself; see ReadPath);
+//   - chain: one request per data unit, all chained behind the first and
+//     submitted as one, then waited for;
+//   - bio: one on-stack request carrying the whole bio
+//     (CRYPTO_SKCIPHER_REQ_BIO) from the first data unit's IV, the driver
+//     adding one to the IV's low 64 bits per data unit; an asynchronous
+//     driver's EAGAIN makes it clone the request and wait.
+//
+// The bio variant assumes the bio's data units have consecutive indexes
+// and that the IV of unit i+1 is the IV of unit i plus one as a le64. That
+// holds for the usual IV forms but not for IV_INO_LBLK_32, whose 32-bit IV
+// wraps at 2^32: a bio crossing the wrap decrypts every unit after it with
+// a wrong IV (the model reproduces the RFC's behaviour; see
+// TestCryptoBioIVInoLblk32Wrap).
+func DecryptBio(t *kernel.Task, bio *block.Bio) bool {
+	folio := bio.FirstFolioAll()
+	if folio == nil {
+		return true
+	}
+	inode := folio.Host.(Inode)
+	t.Inc(EvBioDecrypt)
+	var err error
+	switch inode.SuperBlock().Patches().Get(CryptoBioPatch) {
+	case bioChain:
+		err = decryptBioChain(t, inode, bio)
+	case bioWhole:
+		err = decryptBioWhole(t, inode, bio)
+	default:
+		for fi := range block.BioForEachFolioAll(bio) {
+			if err = DecryptPagecacheBlocks(t, fi.Folio, fi.Length, fi.Offset); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		bio.Status = block.ErrnoToBlkStatus(err)
+		return false
+	}
+	return true
+}
+
+// decryptBioWhole is seed 003's fscrypt_decrypt_bio.
+func decryptBioWhole(t *kernel.Task, inode Inode, bio *block.Bio) error {
+	ci := inode.CryptInfo()
+	duBits := uint(ci.dataUnitBits)
+	tfm := ci.encKey.tfm
+	var fi block.FolioIter
+	block.BioFirstFolio(&fi, bio, 0)
+	if fi.Folio == nil {
+		return nil
+	}
+	index := fi.Folio.Index<<(block.PageShift-duBits) + uint64(fi.Offset>>duBits)
+	var iv fscryptIV
+	generateIV(&iv, index, ci)
+	t.Add(EvDataUnitCrypt, uint64(bio.Size()>>duBits))
+
+	var req crypto.SkcipherBioRequestOnStack
+	req.Init(t, tfm)
+	req.SetCallback(crypto.CRYPTO_TFM_REQ_MAY_BACKLOG|crypto.CRYPTO_SKCIPHER_REQ_BIO, nil, nil)
+	req.SetBio(bio, duBits, iv.bytes[:ci.mode.IVSize])
+	err := req.Decrypt(t)
+	if err == errno.EAGAIN {
+		clone, cerr := crypto.SkcipherRequestClone(t, &req, kmem.GFPAtomic)
+		if cerr != nil {
+			return cerr
+		}
+		var wait crypto.CryptoWait
+		clone.SetCallback(crypto.CRYPTO_TFM_REQ_MAY_BACKLOG|crypto.CRYPTO_SKCIPHER_REQ_BIO, crypto.CryptoReqDone, &wait)
+		err = crypto.CryptoWaitReq(t, clone.Decrypt(t), &wait)
+		clone.Free(t)
+	}
+	if err != nil {
+		fscryptErr(t, inode, "Decryption failed for bio of %d bytes: %d", bio.Size(), -errnoValue(err))
+	}
+	return err
+}
+
+// decryptBioChain decrypts every data unit of the bio with its own heap
+// request, the requests chained behind the first and submitted as one (the
+// request chaining of the Linux 6.15 merge window that seed 003 measured
+// and declared dead).
+func decryptBioChain(t *kernel.Task, inode Inode, bio *block.Bio) error {
+	ci := inode.CryptInfo()
+	duBits := uint(ci.dataUnitBits)
+	duSize := 1 << duBits
+	tfm := ci.encKey.tfm
+	n := bio.Size() >> duBits
+	if n == 0 {
+		return nil
+	}
+	// The IVs and scatterlists of all the requests, in one allocation.
+	ivMem, err := t.Kmalloc(siteChainIVs, n*(maxIVSize+crypto.SizeofScatterlist), kmem.GFPNoFS)
+	if err != nil {
+		return err
+	}
+	defer t.Kfree(siteChainIVs, ivMem)
+	ivs := make([]fscryptIV, n)
+	sgs := make([]crypto.Scatterlist, n)
+	reqs := make([]*crypto.SkcipherRequest, 0, n)
+	defer func() {
+		for _, r := range reqs {
+			r.Free(t)
+		}
+	}()
+	var wait crypto.CryptoWait
+	i := 0
+	for fi := range block.BioForEachFolioAll(bio) {
+		if fi.Length%duSize != 0 || fi.Offset%duSize != 0 {
+			return errno.EINVAL
+		}
+		index := fi.Folio.Index<<(block.PageShift-duBits) + uint64(fi.Offset>>duBits)
+		for off := fi.Offset; off < fi.Offset+fi.Length; off += duSize {
+			req, err := crypto.SkcipherRequestAllocAt(t, siteChainRequest, tfm, kmem.GFPNoFS)
+			if err != nil {
+				return errno.ENOMEM
+			}
+			reqs = append(reqs, req)
+			generateIV(&ivs[i], index, ci)
+			crypto.SgInitOne(&sgs[i], fi.Folio.Data[off:off+duSize])
+			req.SetCrypt(sgs[i:i+1], sgs[i:i+1], duSize, ivs[i].bytes[:ci.mode.IVSize])
+			if i == 0 {
+				req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
+			} else {
+				req.SetCallback(reqFlags, nil, nil)
+				crypto.SkcipherRequestChain(req, reqs[0])
+			}
+			index++
+			i++
+		}
+	}
+	t.Add(EvDataUnitCrypt, uint64(n))
+	err = crypto.CryptoWaitReq(t, reqs[0].Decrypt(t), &wait)
+	if err == nil {
+		for _, r := range reqs[1:] {
+			if r.Err() != nil {
+				err = r.Err()
+				break
+			}
+		}
+	}
+	if err != nil {
+		fscryptErr(t, inode, "Decryption failed for chained bio of %d bytes: %d", bio.Size(), -errnoValue(err))
+	}
+	return err
+}

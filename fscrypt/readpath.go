@@ -1,0 +1,257 @@
+package fscrypt
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+)
+
+// MaxBioSize is the largest read bio the model builds (256 KiB, the bio
+// size of seed 003's measurements).
+const MaxBioSize = 256 << 10
+
+// ReadPathOptions configures a ReadPath. Zero values take the defaults.
+type ReadPathOptions struct {
+	// DeviceWorkers is the number of goroutines completing bios (the block
+	// device's completion contexts). Default 1, a loop device's worker.
+	DeviceWorkers int
+	// WorkqueueMaxActive is the max_active of the unbound decrypt
+	// workqueue (fscrypt_read_workqueue: num_online_cpus()). Default
+	// runtime.GOMAXPROCS(0).
+	WorkqueueMaxActive int
+	// BioSize is the size of each read bio, a multiple of the page size
+	// up to MaxBioSize. Default MaxBioSize.
+	BioSize int
+	// Readahead is how many bios the reader keeps in flight. Default 8
+	// (a 2 MiB readahead window with 256 KiB bios).
+	Readahead int
+	// Count enables event counting in the path's worker tasks.
+	Count bool
+}
+
+// ReadPath models the read side of an encrypted file, from bio submission
+// to decrypted page cache folios: the reader builds bios of up to 256 KiB
+// of 4 KiB folios, a block device goroutine fills them with ciphertext from
+// Disk and completes them, and completion decrypts them with DecryptBio as
+// the crypto-bio variant says: on the unbound fscrypt read workqueue
+// (workqueue, the way ext4's and f2fs's read completions queue
+// fscrypt_decrypt_bio through fscrypt_enqueue_decrypt_work), or directly in
+// the completion context (inline, chain and bio, as in seed 003's
+// experiments, which removed the workqueue first).
+type ReadPath struct {
+	inode Inode
+	// first is the page index of Disk[0] in the file.
+	first uint64
+	disk  []byte
+	opts  ReadPathOptions
+
+	devQ chan *block.Bio
+	wq   chan *block.Bio
+	wg   sync.WaitGroup
+	// tasks are the device and workqueue workers (kernel threads).
+	tasks []*kernel.Task
+
+	poolMu sync.Mutex
+	pool   []*block.Folio
+}
+
+// readBio is what a read bio's Private carries.
+type readBio struct {
+	done chan *block.Bio
+}
+
+// NewReadPath starts the device and workqueue goroutines of a read path for
+// inode (whose key is set up), whose contents from page index first on are
+// the ciphertext disk (a whole number of pages). Close it when done.
+func NewReadPath(k *kernel.Kernel, inode Inode, first uint64, disk []byte, opts ReadPathOptions) (*ReadPath, error) {
+	if opts.DeviceWorkers <= 0 {
+		opts.DeviceWorkers = 1
+	}
+	if opts.WorkqueueMaxActive <= 0 {
+		opts.WorkqueueMaxActive = runtime.GOMAXPROCS(0)
+	}
+	if opts.BioSize <= 0 {
+		opts.BioSize = MaxBioSize
+	}
+	if opts.Readahead <= 0 {
+		opts.Readahead = 8
+	}
+	if opts.BioSize%block.PageSize != 0 || opts.BioSize > MaxBioSize || len(disk)%block.PageSize != 0 {
+		return nil, errno.EINVAL
+	}
+	if inode.CryptInfo() == nil {
+		return nil, errno.ENOKEY
+	}
+	rp := &ReadPath{inode: inode, first: first, disk: disk, opts: opts,
+		devQ: make(chan *block.Bio, 64), wq: make(chan *block.Bio, 64)}
+	newTask := func(name string) *kernel.Task {
+		w := k.NewTask(name)
+		if opts.Count {
+			w.EnableCounting()
+		}
+		rp.tasks = append(rp.tasks, w)
+		return w
+	}
+	for i := 0; i < opts.DeviceWorkers; i++ {
+		w := newTask(fmt.Sprintf("loop0/%d", i))
+		rp.wg.Add(1)
+		go rp.device(w)
+	}
+	for i := 0; i < opts.WorkqueueMaxActive; i++ {
+		w := newTask(fmt.Sprintf("kworker/u%d:fscrypt_read_queue", i))
+		rp.wg.Add(1)
+		go rp.worker(w)
+	}
+	return rp, nil
+}
+
+// Close stops the path's goroutines.
+func (rp *ReadPath) Close() {
+	close(rp.devQ)
+	close(rp.wq)
+	rp.wg.Wait()
+	for _, w := range rp.tasks {
+		w.Exit()
+	}
+}
+
+// Tasks returns the device and workqueue worker tasks (for their event
+// counts once the path is closed).
+func (rp *ReadPath) Tasks() []*kernel.Task { return rp.tasks }
+
+// device is the block device: it reads each bio's sectors from the disk
+// into its folios and completes it.
+func (rp *ReadPath) device(w *kernel.Task) {
+	defer rp.wg.Done()
+	for bio := range rp.devQ {
+		for _, v := range bio.Vecs {
+			pos := (v.Folio.Index-rp.first)<<block.PageShift + uint64(v.Offset)
+			copy(v.Folio.Data[v.Offset:v.Offset+v.Len], rp.disk[pos:])
+		}
+		rp.endio(w, bio)
+	}
+}
+
+// endio is the filesystem's read completion (ext4 mpage_end_io /
+// f2fs_read_end_io) for a bio that needs decryption.
+func (rp *ReadPath) endio(w *kernel.Task, bio *block.Bio) {
+	if bio.Status != block.BlkStsOK {
+		rp.finish(bio)
+		return
+	}
+	if rp.inode.SuperBlock().Patches().Get(CryptoBioPatch) == bioWorkqueue {
+		// fscrypt_enqueue_decrypt_work
+		w.Inc(EvDecryptWork)
+		rp.wq <- bio
+		return
+	}
+	rp.decrypt(w, bio)
+}
+
+// worker is a fscrypt_read_workqueue worker.
+func (rp *ReadPath) worker(w *kernel.Task) {
+	defer rp.wg.Done()
+	for bio := range rp.wq {
+		rp.decrypt(w, bio)
+	}
+}
+
+// decrypt runs DecryptBio at the completion boundary: a kernel BUG in the
+// crypto code fails the bio instead of the program.
+func (rp *ReadPath) decrypt(w *kernel.Task, bio *block.Bio) {
+	var err error
+	func() {
+		defer w.Recover(&err)
+		DecryptBio(w, bio)
+	}()
+	if err != nil {
+		bio.Status = block.BlkStsIOErr
+	}
+	rp.finish(bio)
+}
+
+// finish marks the folios up to date (or failed) and wakes the reader
+// (folio_end_read).
+func (rp *ReadPath) finish(bio *block.Bio) {
+	ok := bio.Status == block.BlkStsOK
+	for _, v := range bio.Vecs {
+		v.Folio.Uptodate = ok
+		v.Folio.Error = !ok
+	}
+	bio.Private.(*readBio).done <- bio
+}
+
+func (rp *ReadPath) getFolio(index uint64) *block.Folio {
+	rp.poolMu.Lock()
+	defer rp.poolMu.Unlock()
+	if n := len(rp.pool); n > 0 {
+		f := rp.pool[n-1]
+		rp.pool = rp.pool[:n-1]
+		*f = block.Folio{Index: index, Data: f.Data, Host: rp.inode}
+		return f
+	}
+	f := block.NewFolio(index, 0)
+	f.Host = rp.inode
+	return f
+}
+
+func (rp *ReadPath) putFolios(bio *block.Bio) {
+	rp.poolMu.Lock()
+	for _, v := range bio.Vecs {
+		rp.pool = append(rp.pool, v.Folio)
+	}
+	rp.poolMu.Unlock()
+}
+
+// Read reads len(dst) bytes of the file at byte offset off (both multiples
+// of the page size, inside the disk) through bios, decrypting them, into
+// dst. Errors: EINVAL for a bad range, EIO (or the errno of the bio's
+// status) when a bio fails.
+func (rp *ReadPath) Read(t *kernel.Task, dst []byte, off int64) error {
+	if off%block.PageSize != 0 || len(dst)%block.PageSize != 0 || off < int64(rp.first)<<block.PageShift ||
+		off-int64(rp.first)<<block.PageShift+int64(len(dst)) > int64(len(rp.disk)) {
+		return errno.EINVAL
+	}
+	done := make(chan *block.Bio, rp.opts.Readahead)
+	var inflight []*block.Bio
+	var firstErr error
+	// Submit in order, keep Readahead bios in flight, copy out in order.
+	pending := map[*block.Bio]bool{}
+	next := 0
+	for pos := 0; pos < len(dst) || len(inflight) > 0; {
+		for pos < len(dst) && len(inflight) < rp.opts.Readahead {
+			n := min(rp.opts.BioSize, len(dst)-pos)
+			bio := block.NewBio(n / block.PageSize)
+			bio.Private = &readBio{done: done}
+			index := uint64(off+int64(pos)) >> block.PageShift
+			for i := 0; i < n/block.PageSize; i++ {
+				bio.AddFolio(rp.getFolio(index+uint64(i)), block.PageSize, 0)
+			}
+			bio.Sector = uint64(off+int64(pos)) >> 9
+			inflight = append(inflight, bio)
+			rp.devQ <- bio
+			pos += n
+		}
+		head := inflight[0]
+		for !pending[head] {
+			pending[<-done] = true
+		}
+		delete(pending, head)
+		inflight = inflight[1:]
+		if head.Status != block.BlkStsOK && firstErr == nil {
+			firstErr = block.BlkStatusToErrno(head.Status)
+		}
+		for _, v := range head.Vecs {
+			if head.Status == block.BlkStsOK {
+				copy(dst[next:next+v.Len], v.Folio.Data[v.Offset:v.Offset+v.Len])
+			}
+			next += v.Len
+		}
+		rp.putFolios(head)
+	}
+	return firstErr
+}
