@@ -103,14 +103,14 @@ func TestFailEveryAllocation(t *testing.T) {
 			id, _ := addKey(t, task, sb, 2, key)
 			_, desc := addKey(t, task, sb, 1, key)
 			policies := map[string]fscrypt.Policy{
-				"v2":          {Version: 2, ContentsMode: 1, FilenamesMode: 4, Identifier: id},
-				"v2-hctr2":    {Version: 2, ContentsMode: 1, FilenamesMode: 10, Identifier: id},
-				"v2-direct":   {Version: 2, ContentsMode: 9, FilenamesMode: 9, Flags: 4, Identifier: id},
-				"v2-lblk64":   {Version: 2, ContentsMode: 1, FilenamesMode: 4, Flags: 8, Identifier: id},
-				"v2-lblk32":   {Version: 2, ContentsMode: 1, FilenamesMode: 4, Flags: 0x10, Identifier: id},
-				"v1":          {Version: 0, ContentsMode: 1, FilenamesMode: 4, Descriptor: desc},
-				"v1-essiv":    {Version: 0, ContentsMode: 5, FilenamesMode: 6, Descriptor: desc},
-				"v1-direct":   {Version: 0, ContentsMode: 9, FilenamesMode: 9, Flags: 4, Descriptor: desc},
+				"v2":        {Version: 2, ContentsMode: 1, FilenamesMode: 4, Identifier: id},
+				"v2-hctr2":  {Version: 2, ContentsMode: 1, FilenamesMode: 10, Identifier: id},
+				"v2-direct": {Version: 2, ContentsMode: 9, FilenamesMode: 9, Flags: 4, Identifier: id},
+				"v2-lblk64": {Version: 2, ContentsMode: 1, FilenamesMode: 4, Flags: 8, Identifier: id},
+				"v2-lblk32": {Version: 2, ContentsMode: 1, FilenamesMode: 4, Flags: 0x10, Identifier: id},
+				"v1":        {Version: 0, ContentsMode: 1, FilenamesMode: 4, Descriptor: desc},
+				"v1-essiv":  {Version: 0, ContentsMode: 5, FilenamesMode: 6, Descriptor: desc},
+				"v1-direct": {Version: 0, ContentsMode: 9, FilenamesMode: 9, Flags: 4, Descriptor: desc},
 			}
 			for _, pname := range []string{"v2", "v2-hctr2", "v2-direct", "v2-lblk64", "v2-lblk32", "v1", "v1-essiv", "v1-direct"} {
 				p := policies[pname]
