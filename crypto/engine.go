@@ -82,6 +82,9 @@ type Engine struct {
 	backlog  int // index in queue of the first backlogged request, -1 if none
 	stopping bool
 	stopped  bool
+	// paused holds the workers before they dequeue (tests use it to fill
+	// the queue deterministically).
+	paused bool
 
 	wg      sync.WaitGroup
 	workers []*kernel.Task
@@ -234,8 +237,8 @@ func (e *Engine) enqueue(t *kernel.Task, req *SkcipherRequest, enc bool) error {
 func (e *Engine) dequeue() (ent engineEntry, notify *SkcipherRequest, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for len(e.queue) == 0 {
-		if e.stopping {
+	for len(e.queue) == 0 || e.paused {
+		if e.stopping && len(e.queue) == 0 {
 			return engineEntry{}, nil, false
 		}
 		e.cond.Wait()
@@ -311,6 +314,7 @@ func (e *Engine) Stop() {
 	}
 	e.stopping = true
 	e.stopped = true
+	e.paused = false
 	e.cond.Broadcast()
 	e.mu.Unlock()
 	e.wg.Wait()
@@ -361,4 +365,13 @@ func (e *Engine) String() string {
 	s := e.Stats()
 	return fmt.Sprintf("engine{%s prio=%d qlen=%d workers=%d submitted=%d backlogged=%d rejected=%d completed=%d}",
 		e.cfg.Name, e.cfg.Priority, e.cfg.QueueLen, e.cfg.Workers, s.Submitted, s.Backlogged, s.Rejected, s.Completed)
+}
+
+// setPaused holds (true) or releases (false) the workers before their next
+// dequeue.
+func (e *Engine) setPaused(p bool) {
+	e.mu.Lock()
+	e.paused = p
+	e.cond.Broadcast()
+	e.mu.Unlock()
 }

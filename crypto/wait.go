@@ -2,6 +2,8 @@ package crypto
 
 import (
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
@@ -14,43 +16,58 @@ import (
 // wait; after a wait the completion is re-armed (reinit_completion), so the
 // same CryptoWait serves the next request.
 //
-// Waiting costs nothing until a request is actually asynchronous: the
-// channel a waiter sleeps on is made only then.
+// It holds only an atomic count and the result; sleeping waiters share
+// package-level wait queues keyed by the CryptoWait's address. A mutex or a
+// channel inside it would make Go move every CryptoWait to the heap, while
+// one declared on the stack and used only with synchronous requests (which
+// never wait, as in fscrypt's on-stack variants) must stay there. A
+// CryptoWait that an asynchronous request completes has escaped to the heap
+// anyway, through the request's callback data, so its address is stable.
 type CryptoWait struct {
-	mu   sync.Mutex
-	done int
-	ch   chan struct{}
+	done atomic.Int32
 	err  error
+}
+
+// waitQueue is a wait_queue_head shared by the CryptoWaits hashed to it.
+type waitQueue struct {
+	mu   sync.Mutex
+	cond sync.Cond
+}
+
+var waitQueues [64]waitQueue
+
+func init() {
+	for i := range waitQueues {
+		waitQueues[i].cond.L = &waitQueues[i].mu
+	}
+}
+
+func (w *CryptoWait) queue() *waitQueue {
+	a := uintptr(unsafe.Pointer(w))
+	return &waitQueues[(a>>4^a>>10)%uintptr(len(waitQueues))]
 }
 
 // complete is complete(&wait->completion) with the result stored first.
 func (w *CryptoWait) complete(err error) {
-	w.mu.Lock()
+	q := w.queue()
+	q.mu.Lock()
 	w.err = err
-	w.done++
-	if w.ch != nil {
-		close(w.ch)
-		w.ch = nil
-	}
-	w.mu.Unlock()
+	w.done.Add(1)
+	q.cond.Broadcast()
+	q.mu.Unlock()
 }
 
 // wait is wait_for_completion followed by reinit_completion; it returns the
 // stored result.
 func (w *CryptoWait) wait() error {
-	w.mu.Lock()
-	for w.done == 0 {
-		if w.ch == nil {
-			w.ch = make(chan struct{})
-		}
-		ch := w.ch
-		w.mu.Unlock()
-		<-ch
-		w.mu.Lock()
+	q := w.queue()
+	q.mu.Lock()
+	for w.done.Load() == 0 {
+		q.cond.Wait()
 	}
-	w.done = 0 // reinit_completion
+	w.done.Store(0) // reinit_completion
 	err := w.err
-	w.mu.Unlock()
+	q.mu.Unlock()
 	return err
 }
 
