@@ -7,12 +7,13 @@ import (
 	"github.com/vfslab/vfslab/errno"
 )
 
-// Request checks shared by the drivers. The kernel's skcipher walk rejects a
-// length that is not a whole number of blocks with EINVAL (crypto/skcipher.c,
-// skcipher_walk_next), cts and xts reject requests shorter than one block
+// Request checks shared by the drivers. The kernel's skcipher walk
+// (crypto/skcipher.c) fails a request whose length is not a whole number of
+// blocks with EINVAL, cts and xts reject requests shorter than one block
 // with EINVAL, and a tfm whose key was never set (or whose last setkey
 // failed, which sets CRYPTO_TFM_NEED_KEY again) returns ENOKEY
-// (crypto_skcipher_encrypt).
+// (crypto_skcipher_encrypt). A nil IV, which the kernel would dereference,
+// is EINVAL here.
 
 // checkRequest validates dst and src of a request: dst must be at least as
 // long as src and must either be src itself or not overlap it.
@@ -301,7 +302,7 @@ func (c *CTSCBC) Wipe() {
 // which is crypto/cts.c's cts_cbc_encrypt after its CBC sub-request.
 func ctsEncrypt(c *Ctx, dst, src []byte, iv *[BlockSize]byte, asm bool) {
 	n := len(src)
-	off := (n - 1) / BlockSize * BlockSize // start of the final partial block
+	off := (n - 1) / BlockSize * BlockSize // start of the final (partial or whole) block
 	lastn := n - off                       // 1..16
 	cbcEncrypt(c, dst[:off-BlockSize], src[:off-BlockSize], iv, asm)
 
