@@ -423,3 +423,36 @@ func TestErrorsAreErrnos(t *testing.T) {
 		t.Fatal("ENAMETOOLONG is not corruption")
 	}
 }
+
+// TestHtreeLookupBounded: an htree lookup compares at most the names of one
+// or two leaves, whatever the directory size; in a casefolded encrypted
+// directory with the no-compat-fallback flag ext4_match first compares the
+// stored hashes, so only the matching name is decrypted.
+func TestHtreeLookupBounded(t *testing.T) {
+	for _, flags := range []uint16{0, EncNoCompatFallbackFL} {
+		for _, n := range []int{1000, 20000} {
+			tk, dir := newTestDir(t, dirOpts{casefold: true, encrypt: true, flags: flags})
+			dir.SB.InodesCount = 1 << 20
+			for i := 0; i < n; i++ {
+				mustAdd(t, tk, dir, fmt.Sprintf("file-%06d", i), uint32(100+i))
+			}
+			ev0 := tk.Ev.Clone()
+			const probes = 300
+			for i := 0; i < probes; i++ {
+				if r, _ := find(tk, dir, fmt.Sprintf("FILE-%06d", i*(n/probes))); r == nil {
+					t.Fatal("miss")
+				}
+			}
+			d := tk.Ev.Sub(ev0)
+			dec := float64(d.Get(EvNameDecrypts)) / probes
+			t.Logf("flags=%d n=%d: %.1f names decrypted per hit", flags, n, dec)
+			limit := 2.0 * BlockSize / float64(DirRecLen(11, true))
+			if flags != 0 {
+				limit = 1.01
+			}
+			if dec > limit {
+				t.Fatalf("flags=%d n=%d: %.1f decrypts per hit, limit %.1f", flags, n, dec, limit)
+			}
+		}
+	}
+}
