@@ -20,3 +20,12 @@ func FindMasterKeyForTest(kr *Keyring, spec KeySpecifier) *MasterKey {
 
 // ActiveRefsForTest returns mk_active_refs.
 func ActiveRefsForTest(mk *MasterKey) int32 { return mk.activeRefs.Load() }
+
+// HKDFExpandForTest runs fscrypt_hkdf_expand on a master key's prepared
+// HKDF (the v2 key derivation proper).
+func HKDFExpandForTest(mk *MasterKey, context byte, info, out []byte) {
+	mk.secret.hkdf.expand(context, info, out)
+}
+
+// TfmReqsizeForTest returns crypto_skcipher_reqsize of the inode's tfm.
+func TfmReqsizeForTest(ci *InodeInfo) int { return ci.encKey.tfm.ReqSize() }

@@ -23,9 +23,16 @@ const (
 
 // hkdfKey is struct fscrypt_hkdf (fs/crypto/hkdf.c): the HKDF-SHA512
 // pseudorandom key extracted from a master key once, when the key is added.
+//
+// Like the kernel, which keeps an HMAC key with its inner and outer states
+// prepared (hmac_sha512_preparekey, or crypto_shash_setkey on "hmac(sha512)"
+// before Linux 6.16), the model keeps an HMAC whose padded-key states are
+// computed once; each expansion works on a clone of it, so expansions may
+// run concurrently.
 type hkdfKey struct {
-	prk [sha512DigestSize]byte
-	set bool
+	prk  [sha512DigestSize]byte
+	hmac hash.Cloner
+	set  bool
 }
 
 // initHKDF is fscrypt_init_hkdf: HKDF-Extract with the default salt (64
@@ -35,6 +42,9 @@ func (h *hkdfKey) init(masterKey []byte) {
 	m := hmac.New(sha512.New, salt[:])
 	m.Write(masterKey)
 	m.Sum(h.prk[:0])
+	p := hmac.New(sha512.New, h.prk[:])
+	p.Reset() // computes and keeps the inner and outer states
+	h.hmac = p.(hash.Cloner)
 	h.set = true
 }
 
@@ -45,7 +55,11 @@ func (h *hkdfKey) expand(context byte, info []byte, okm []byte) {
 	fi := append(full[:0], hkdfInfoPrefix...)
 	fi = append(fi, context)
 	fi = append(fi, info...)
-	hkdfExpand(hmac.New(sha512.New, h.prk[:]), fi, okm)
+	m, err := h.hmac.Clone()
+	if err != nil {
+		panic(err) // sha512's HMAC always clones
+	}
+	hkdfExpand(m, fi, okm)
 }
 
 func hkdfExpand(m hash.Hash, info, okm []byte) {
@@ -56,7 +70,8 @@ func hkdfExpand(m hash.Hash, info, okm []byte) {
 		m.Reset()
 		m.Write(prev)
 		m.Write(info)
-		m.Write([]byte{counter})
+		c := [1]byte{counter}
+		m.Write(c[:])
 		m.Sum(t[:0])
 		copy(okm[i:], t[:])
 		prev = t[:]
@@ -68,6 +83,7 @@ func hkdfExpand(m hash.Hash, info, okm []byte) {
 // wipe is fscrypt_destroy_hkdf: zero the pseudorandom key.
 func (h *hkdfKey) wipe() {
 	clear(h.prk[:])
+	h.hmac = nil
 	h.set = false
 }
 

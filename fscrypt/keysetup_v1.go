@@ -201,7 +201,10 @@ func DeriveV1Key(t *kernel.Task, sb SuperBlock, masterKey []byte, nonce [FileNon
 			return err
 		}
 		defer t.KfreeSensitive(siteV1DerivedKey, buf)
-		if err := deriveKeyAES(t, sb, masterKey[:n], nonce[:], buf); err != nil {
+		// The scatterlist API takes the nonce's address: a copy, so that
+		// the library variant's nonce can stay on the stack.
+		key := nonce
+		if err := deriveKeyAES(t, sb, masterKey[:n], key[:], buf); err != nil {
 			return err
 		}
 		copy(derived, buf)

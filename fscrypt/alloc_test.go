@@ -1,0 +1,99 @@
+package fscrypt_test
+
+import (
+	"testing"
+
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/patch"
+)
+
+// TestFnameAllocations: per filename encrypted or decrypted, base kmallocs
+// one request of sizeof(struct skcipher_request) + reqsize bytes and frees
+// it; the on-stack variants (v2, upstream) make no allocation at all, not
+// even a Go one.
+func TestFnameAllocations(t *testing.T) {
+	site, ok := kmem.LookupSite("fscrypt_fname:skcipher_request")
+	if !ok {
+		t.Fatal("no request site")
+	}
+	for _, variant := range fscrypt.FnameOnstackPatch.VariantNames() {
+		task := kernel.New().NewTask("allocs")
+		task.Stats = new(kmem.Stats)
+		dir := setupDir(t, task, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant),
+			fscrypt.Policy{Version: 2, ContentsMode: 1, FilenamesMode: 4}, fstest.PlaintextStream("allocs", 64), make([]byte, 16), 2)
+		name := []byte("some-file-name.txt")
+		ct := make([]byte, 32)
+		buf := make([]byte, 256)
+		before := task.Stats.Site(site)
+		const runs = 100
+		goAllocs := testing.AllocsPerRun(runs, func() {
+			if err := fscrypt.FnameEncrypt(task, dir, name, ct); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fscrypt.FnameDiskToUsr(task, dir, 0, 0, ct, buf); err != nil {
+				t.Fatal(err)
+			}
+		})
+		after := task.Stats.Site(site)
+		reqs := after.Allocs - before.Allocs
+		perOp := float64(reqs) / float64(2*(runs+1)) // AllocsPerRun makes one warm-up run
+		switch variant {
+		case "base":
+			if perOp != 1 || after.Frees-before.Frees != reqs {
+				t.Errorf("base: %.2f request kmallocs per name (%d frees), want 1", perOp, after.Frees-before.Frees)
+			}
+			if sz := after.Bytes - before.Bytes; sz != reqs*uint64(80+reqsizeOf(t, dir)) {
+				t.Errorf("base: %d request bytes for %d requests", sz, reqs)
+			}
+		default:
+			if reqs != 0 || goAllocs != 0 {
+				t.Errorf("%s: %d request kmallocs, %.1f Go allocations per encrypt+decrypt; want 0 and 0", variant, reqs, goAllocs)
+			}
+		}
+		task.Exit()
+	}
+}
+
+// reqsizeOf returns crypto_skcipher_reqsize of dir's tfm, from its dump.
+func reqsizeOf(t *testing.T, dir *fstest.Inode) int {
+	t.Helper()
+	return fscrypt.TfmReqsizeForTest(dir.CryptInfo())
+}
+
+// TestV1KDFAllocations: the library variant allocates nothing; base
+// allocates a tfm, a request and the derived-key buffer per derivation.
+func TestV1KDFAllocations(t *testing.T) {
+	master := fstest.PlaintextStream("kdf", 64)
+	var nonce [16]byte
+	out := make([]byte, 64)
+	for _, tc := range []struct {
+		variant string
+		kmalloc uint64
+	}{{"base", 3}, {"sync", 2}, {"aeslib", 0}} {
+		task := kernel.New().NewTask("allocs")
+		task.Stats = new(kmem.Stats)
+		sb := fstest.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.V1KDFPatch, tc.variant))
+		if err := fscrypt.DeriveV1Key(task, sb, master, nonce, out); err != nil {
+			t.Fatal(err)
+		}
+		before := task.Stats.Totals()
+		goAllocs := testing.AllocsPerRun(50, func() {
+			if err := fscrypt.DeriveV1Key(task, sb, master, nonce, out); err != nil {
+				t.Fatal(err)
+			}
+		})
+		after := task.Stats.Totals()
+		per := (after.Allocs - before.Allocs) / 51
+		if per != tc.kmalloc || after.Allocs-before.Allocs != after.Frees-before.Frees {
+			t.Errorf("%s: %d kernel allocations per key (%d allocs, %d frees), want %d", tc.variant, per,
+				after.Allocs-before.Allocs, after.Frees-before.Frees, tc.kmalloc)
+		}
+		if tc.variant == "aeslib" && goAllocs != 0 {
+			t.Errorf("aeslib: %.1f Go allocations per key", goAllocs)
+		}
+		task.Exit()
+	}
+}
