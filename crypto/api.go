@@ -19,7 +19,7 @@ import (
 type implKind uint8
 
 const (
-	kindNone implKind = iota
+	_ implKind = iota
 	// kindCipher is a single-block cipher ("aes-generic", "aes-aesni").
 	kindCipher
 	// kindSHA256 and kindSHA512 are the shash algorithms ESSIV names.

@@ -57,6 +57,14 @@
 //     static dispatcher: a switch on a closed set of implementation kinds,
 //     templates recursing through the same switch, calling concrete
 //     methods of packages crypto/aes, crypto/adiantum and crypto/hctr2;
+//   - their setters copy the IV bytes and the scatterlist entries into the
+//     request instead of pointing at the caller's arrays (in Go a pointer
+//     stored through a pointer escapes), so the IV a driver leaves behind
+//     is read with IV(); the completion of an on-stack request is not kept,
+//     since it can never be called;
+//   - CryptoWait holds no mutex or channel (sleepers use package-level wait
+//     queues), so a wait object declared beside an on-stack request stays
+//     on the stack too;
 //   - the asynchronous engine is reachable only from heap requests; an
 //     on-stack request meeting an asynchronous algorithm gets EAGAIN, and
 //     the caller clones it (the seed 003 protocol);

@@ -279,11 +279,11 @@ func (e *Engine) worker(w *kernel.Task) {
 			time.Sleep(e.cfg.Latency)
 		}
 		req := ent.req
-		err := req.cryptMember(w, ent.enc)
+		err := req.cryptMember(w, ent.enc, true)
 		req.err = err
 		for c := req.next; c != nil; c = c.next {
 			w.Inc(EvChainRequest)
-			c.err = c.cryptMember(w, ent.enc)
+			c.err = c.cryptMember(w, ent.enc, false)
 		}
 		e.completed.Add(1)
 		w.Inc(EvAsyncComplete)

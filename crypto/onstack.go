@@ -58,8 +58,12 @@ func (s *stackReq) setCrypt(src, dst []Scatterlist, cryptlen int, iv []byte) {
 		s.bad = true
 		return
 	}
-	copy(s.src[:], src[:s.nsrc])
-	copy(s.dst[:], dst[:s.ndst])
+	if s.nsrc == 1 && s.ndst == 1 {
+		s.src[0], s.dst[0] = src[0], dst[0]
+	} else {
+		copy(s.src[:], src[:s.nsrc])
+		copy(s.dst[:], dst[:s.ndst])
+	}
 	s.setIV(iv)
 }
 
@@ -139,16 +143,19 @@ func (r *SyncSkcipherRequestOnStack) SetBio(bio *block.Bio, duBits uint, iv []by
 // IV returns the request's IV as the driver left it (req->iv).
 func (r *SyncSkcipherRequestOnStack) IV() []byte { return r.s.iv[:r.s.ivLen] }
 
+// CtxSize returns the request context room: MAX_SYNC_SKCIPHER_REQSIZE.
+func (r *SyncSkcipherRequestOnStack) CtxSize() int { return len(r.ctx) }
+
 // Encrypt is crypto_skcipher_encrypt on the on-stack request. Errors:
 // ENOKEY without a key, EINVAL for lengths the mode rejects, short IVs or
 // scatterlists.
 func (r *SyncSkcipherRequestOnStack) Encrypt(t *kernel.Task) error {
-	return r.s.crypt(t, MaxSyncSkcipherReqSize, true)
+	return r.s.crypt(t, r.CtxSize(), true)
 }
 
 // Decrypt is crypto_skcipher_decrypt on the on-stack request.
 func (r *SyncSkcipherRequestOnStack) Decrypt(t *kernel.Task) error {
-	return r.s.crypt(t, MaxSyncSkcipherReqSize, false)
+	return r.s.crypt(t, r.CtxSize(), false)
 }
 
 // Zero is skcipher_request_zero: the request (and its context) is wiped.

@@ -235,24 +235,28 @@ func (req *SkcipherRequest) crypt(t *kernel.Task, enc bool) error {
 	req.err = err
 	for c := req.next; c != nil; c = c.next {
 		t.Inc(EvChainRequest)
-		c.err = c.cryptMember(t, enc)
+		c.err = c.cryptMember(t, enc, false)
 	}
 	return err
 }
 
-// cryptMember processes one chained request synchronously (also used by an
-// engine's worker for chains it was given).
-func (req *SkcipherRequest) cryptMember(t *kernel.Task, enc bool) error {
+// cryptMember processes one request synchronously: a chained request, or,
+// on an engine's worker, a request the engine dequeued (counted already
+// when it was submitted: counted true). A request for an engine tfm is
+// computed with the tfm's software fallback.
+func (req *SkcipherRequest) cryptMember(t *kernel.Task, enc, counted bool) error {
 	tfm := req.h.tfm
 	if tfm == nil {
 		return errno.EINVAL
 	}
-	if tfm.kind == kindEngine {
+	if !counted {
 		countRequest(t, &req.h, enc)
-		if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
-			return errno.ENOKEY
-		}
-		return cryptSyncNoCount(t, tfm.child, &req.h, enc)
 	}
-	return cryptSync(t, tfm, &req.h, enc)
+	if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
+		return errno.ENOKEY
+	}
+	if tfm.kind == kindEngine {
+		tfm = tfm.child
+	}
+	return cryptSyncNoCount(t, tfm, &req.h, enc)
 }

@@ -11,7 +11,9 @@ import "fmt"
 // A request may span several entries and a cipher block may be split across
 // two of them; the walk (see skcipher_walk in crypto/skcipher.c) handles
 // that. Entries are plain values: declare them on the stack
-// (`var sg [2]crypto.Scatterlist`) and they stay there.
+// (`var sg [2]crypto.Scatterlist`) and they stay there. The memory an entry
+// covers is stored through a pointer, so Go keeps it on the heap (as the
+// page cache and kmalloc'd buffers the kernel hands to the Crypto API are).
 type Scatterlist struct {
 	buf []byte
 	end bool

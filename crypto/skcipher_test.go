@@ -317,3 +317,33 @@ func TestDoubleFreeWarns(t *testing.T) {
 		t.Errorf("leak: %s", tk.Stats)
 	}
 }
+
+// TestCounters: events are counted per request, not per block.
+func TestCounters(t *testing.T) {
+	api := NewAPI()
+	tk := newTask()
+	tfm, _ := api.AllocSyncSkcipher(tk, "xts(aes)", 0, 0)
+	tfm.SetKey(tk, make([]byte, 64))
+	base := tk.Ev.Clone()
+	buf := make([]byte, 4096)
+	var sg [1]Scatterlist
+	SgInitOne(&sg[0], buf)
+	var req SyncSkcipherRequestOnStack
+	req.Init(tk, tfm)
+	req.SetCrypt(sg[:], sg[:], 4096, make([]byte, 16))
+	if err := req.Encrypt(tk); err != nil {
+		t.Fatal(err)
+	}
+	d := tk.Ev.Sub(base)
+	want := map[string]uint64{"skcipher_request_on_stack": 1, "skcipher_encrypt": 1, "skcipher_bytes": 4096, "aes_block_ops": 257}
+	got := d.Map()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (all: %s)", k, got[k], v, d)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("unexpected events: %s", d)
+	}
+	tfm.Free(tk)
+}
