@@ -241,3 +241,19 @@ func DirhashKey(dir Inode) ([16]byte, bool) {
 	putLE64(b[8:], ci.dirhashKey[1])
 	return b, true
 }
+
+// DRevalidate is the decision of fscrypt_d_revalidate for a dentry in dir:
+// a plaintext name is always valid; a no-key name (DCACHE_NOKEY_NAME) stays
+// valid only while dir's key is still unavailable, so that adding the key
+// makes lookups find the plaintext names. The VFS returns -ECHILD in RCU
+// mode before calling it (key setup may sleep). Errors: those of
+// GetEncryptionInfo (with unsupported policies tolerated).
+func DRevalidate(t *kernel.Task, dir Inode, isNokeyName bool) (bool, error) {
+	if !isNokeyName {
+		return true, nil
+	}
+	if err := GetEncryptionInfo(t, dir, true); err != nil {
+		return false, err
+	}
+	return !HasEncryptionKey(dir), nil
+}

@@ -92,6 +92,17 @@ func TestPrepareNewInode(t *testing.T) {
 	if _, _, err := fscrypt.PrepareSymlink(task, locked, []byte("t"), 100); err != errno.ENOKEY {
 		t.Errorf("symlink in a locked dir: %v", err)
 	}
+	// A no-key dentry in the locked directory stays valid until the key
+	// is added; plaintext names are always valid.
+	if ok, err := fscrypt.DRevalidate(task, locked, true); !ok || err != nil {
+		t.Errorf("no-key dentry without the key: %t %v", ok, err)
+	}
+	if ok, _ := fscrypt.DRevalidate(task, dir, true); ok {
+		t.Error("no-key dentry in a directory whose key is set up is valid")
+	}
+	if ok, _ := fscrypt.DRevalidate(task, locked, false); !ok {
+		t.Error("plaintext dentry invalid")
+	}
 	// Casefold on an encrypted directory: v2 only.
 	v1sb := newSB(t)
 	_, desc := addKey(t, task, v1sb, 1, key)

@@ -74,6 +74,13 @@ func TestCryptFnameVectors(t *testing.T) {
 				if got := cryptOK(t, "", append([]string{"fname", "--decrypt", r[1]}, args...)...); got != r[0] {
 					t.Fatalf("%s: fname --decrypt %s = %s, want %s", c, r[1], got, r[0])
 				}
+				// Every fscrypt-fname-onstack variant gives the same bytes.
+				for _, v := range []string{"v2", "upstream"} {
+					got := cryptOK(t, "", append([]string{"fname", "--patches", "fscrypt-fname-onstack=" + v, r[0]}, args...)...)
+					if got != r[1] {
+						t.Fatalf("%s: fname with %s = %s, want %s", c, v, got, r[1])
+					}
+				}
 			}
 			n++
 		}
