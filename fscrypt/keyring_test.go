@@ -236,3 +236,57 @@ func TestReaddDuringIncompleteRemoval(t *testing.T) {
 	}
 	fscrypt.DestroyKeyring(task, sb)
 }
+
+// TestKeyringConcurrency: tasks unlocking and evicting inodes while another
+// removes and re-adds the key. Whatever the interleaving, every setup
+// either gets the key or finds it absent, and once everything is evicted
+// and the keyring destroyed nothing is left allocated.
+func TestKeyringConcurrency(t *testing.T) {
+	task := newTask(t)
+	sb := newSB(t)
+	key := bytes.Repeat([]byte{0x21, 0x43, 0x65, 0x87}, 16)
+	id, _ := addKey(t, task, sb, 2, key)
+	c := fscrypt.Context{Policy: v2Policy(id, 0), Nonce: [16]byte{4}}
+	const workers, rounds = 4, 200
+	stats := make([]*kernel.Task, workers)
+	done := make(chan struct{})
+	for w := 0; w < workers; w++ {
+		wt := task.K.NewTask("worker")
+		wt.EnableCounting()
+		stats[w] = wt
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for r := 0; r < rounds; r++ {
+				i := sb.NewInode(0, fscrypt.SIFREG|0o644)
+				i.SetRawContext(c.Marshal())
+				if err := fscrypt.GetEncryptionInfo(wt, i, false); err != nil {
+					t.Error(err)
+					return
+				}
+				i.Evict(wt)
+			}
+		}()
+	}
+	for r := 0; r < rounds/4; r++ {
+		arg := fscrypt.RemoveKeyArg{KeySpec: fscrypt.IdentifierSpec(id)}
+		if err := fscrypt.IoctlRemoveKey(task, fscrypt.RootCred, sb, &arg); err != nil {
+			t.Errorf("remove: %v", err)
+		}
+		addKey(t, task, sb, 2, key)
+	}
+	for w := 0; w < workers; w++ {
+		<-done
+	}
+	fscrypt.DestroyKeyring(task, sb)
+	if sb.Keys.Len() != 0 {
+		t.Errorf("keyring not empty: %s", sb.Keys)
+	}
+	var live int64
+	for _, wt := range append(stats, task) {
+		live += wt.Stats.Live()
+		wt.Exit()
+	}
+	if live != 0 {
+		t.Errorf("%d objects still allocated across the tasks", live)
+	}
+}
