@@ -1,0 +1,128 @@
+package f2fs
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/vfslab/vfslab/crypto"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/patch"
+)
+
+// fscryptDir returns a casefolded directory encrypted by package fscrypt
+// (policy v2, AES-256-XTS / AES-256-CTS, 32-byte name padding), and an
+// inode with the same context whose key is not set up.
+func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode, *fstest.Inode) {
+	t.Helper()
+	tk, dir := newTestDir(t, dirOpts{casefold: true, noInline: true, variant: variant})
+	fsb := fstest.NewSB(crypto.NewAPI(), patch.Set{})
+	key := make([]byte, 64)
+	for i := range key {
+		key[i] = byte(i + 1)
+	}
+	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(key)), Raw: key}
+	arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
+	if err := fscrypt.IoctlAddKey(tk, fscrypt.RootCred, fsb, arg); err != nil {
+		t.Fatal(err)
+	}
+	p := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: fscrypt.ModeAES256XTS, FilenamesMode: fscrypt.ModeAES256CTS, Flags: 3}
+	copy(p.Identifier[:], arg.KeySpec.U[:16])
+	ctx := fscrypt.Context{Policy: p}
+	copy(ctx.Nonce[:], "0123456789abcdef")
+	// The key-less inode lives on a superblock whose keyring lacks the key.
+	bare := fstest.NewSB(crypto.NewAPI(), patch.Set{})
+	mk := func(withKey bool) *fstest.Inode {
+		i := bare.NewInode(10, fscrypt.SIFDIR)
+		if withKey {
+			i = fsb.NewInode(10, fscrypt.SIFDIR)
+		}
+		i.Casefold = true
+		i.SetRawContext(ctx.Marshal())
+		if withKey {
+			if err := fscrypt.GetEncryptionInfo(tk, i, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return i
+	}
+	dir.Crypt = FscryptNames{Dir: mk(true)}
+	if err := MakeEmptyDir(tk, dir, rootIno, SIfdir); err != nil {
+		t.Fatal(err)
+	}
+	return tk, dir, mk(false)
+}
+
+// TestFscryptNames runs the lookup path on names encrypted by package
+// fscrypt: casefolded lookups decrypt each candidate; readdir shows the
+// plaintext with the key and no-key names without it, and those no-key
+// names can be looked up and deleted.
+func TestFscryptNames(t *testing.T) {
+	tk, dir, nokey := fscryptDir(t, "base")
+	names := []string{"Hello", "world.txt", strings.Repeat("é", 100)}
+	for i := 0; i < 60; i++ {
+		names = append(names, fmt.Sprintf("File-%d", i))
+	}
+	for i, n := range names {
+		mustAdd(t, tk, dir, n, uint32(100+i))
+	}
+	mustCheck(t, tk, dir)
+	for i, n := range names {
+		qs := []string{n}
+		if n[0] < 0x80 { // the test double folds ASCII only
+			qs = append(qs, strings.ToUpper(n))
+		}
+		for _, q := range qs {
+			if ino, err := InodeByName(tk, dir, []byte(q)); err != nil || ino != uint32(100+i) {
+				t.Fatalf("lookup %q: %d %v", q, ino, err)
+			}
+		}
+	}
+	if len(listDir(t, tk, dir)) != len(names)+2 || !strings.Contains(strings.Join(listDir(t, tk, dir), " "), "world.txt:") {
+		t.Fatal("readdir with the key")
+	}
+	// Without the key: no-key names, which look up to the same inodes.
+	dir.Crypt = FscryptNames{Dir: nokey}
+	listed := listDir(t, tk, dir)
+	if len(listed) != len(names)+2 || strings.Contains(strings.Join(listed, " "), "world.txt") {
+		t.Fatalf("no-key readdir: %v", listed[:4])
+	}
+	for _, e := range listed[2:] {
+		nk := e[:strings.Index(e, ":")]
+		r, err := find(tk, dir, nk)
+		if err != nil || r == nil || fmt.Sprintf("%s:%d:8", nk, r.Entry.Ino) != e {
+			t.Fatalf("no-key lookup %q: %v %v", nk, r, err)
+		}
+	}
+	r, _ := find(tk, dir, listed[5][:strings.Index(listed[5], ":")])
+	if err := DeleteEntry(tk, dir, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := AddLink(tk, dir, []byte("new"), 5, SIfreg); err == nil {
+		t.Fatal("create without the key succeeded")
+	}
+}
+
+// TestFscryptSeed001 repeats seed 001's out-of-bounds case on names
+// encrypted by package fscrypt: with 32-byte name padding, short names
+// have 32 bytes of ciphertext, so v2's buffer is 32+64 = 96 bytes, and the
+// 200-byte name's 224 bytes of ciphertext are decrypted into it.
+func TestFscryptSeed001(t *testing.T) {
+	for _, v := range LookupPrealloc.VariantNames() {
+		tk, dir, _ := fscryptDir(t, v)
+		for i := 0; i < 5; i++ {
+			mustAdd(t, tk, dir, fmt.Sprintf("f%d", i), uint32(100+i))
+		}
+		mustAdd(t, tk, dir, strings.Repeat("L", 200), 200)
+		_, err := find(tk, dir, "absent")
+		bug, isBug := kernel.AsBug(err)
+		if (v == "v2") != isBug {
+			t.Fatalf("%s: %v", v, err)
+		}
+		if isBug && (bug.Kind != "KASAN: slab-out-of-bounds" || bug.Size != 96 || bug.Offset != 224) {
+			t.Fatalf("%s: %s", v, bug)
+		}
+	}
+}
