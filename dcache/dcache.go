@@ -510,6 +510,10 @@ func (c *Cache[I]) lockForKill(t *kernel.Task, d *Dentry[I]) bool {
 // unhashed one kills it, which drops its reference on its parent, which
 // may kill the parent in turn, up the tree (the dput loop). If the LRU
 // grew past the cache's bound, the task then prunes it.
+//
+// Like the kernel's (might_sleep), Dput must not be called inside an RCU
+// read-side section: killing a dentry calls InodeOps.Iput, which may wait
+// for a grace period.
 func Dput[I any](t *kernel.Task, d *Dentry[I]) {
 	if d == nil {
 		return
