@@ -2,6 +2,7 @@ package fscrypt
 
 import (
 	"sync"
+	"weak"
 
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/errno"
@@ -43,8 +44,14 @@ func (c *cryptoTfm) free(t *kernel.Task) {
 
 func (c *cryptoTfm) driverName() string { return c.tfm.DriverName() }
 
-// loggedImpl is fscrypt_mode.logged_cryptoapi_impl, per machine.
-var loggedImpl sync.Map // struct{api; mode int} -> bool
+// loggedImpl is fscrypt_mode.logged_cryptoapi_impl, per machine. Keys hold
+// the machine's API weakly, so that machines can be collected.
+var loggedImpl sync.Map // loggedKey -> bool
+
+type loggedKey struct {
+	api  weak.Pointer[crypto.API]
+	mode int
+}
 
 // allocateSkcipher is fs/crypto/keysetup.c fscrypt_allocate_skcipher: a tfm
 // for mode keyed with rawKey. Before Linux 6.17 (variants base and v2) any
@@ -74,10 +81,7 @@ func allocateSkcipher(t *kernel.Task, mode *Mode, rawKey []byte, inode Inode) (*
 		return nil, err
 	}
 	t.Inc(EvAllocateSkcipher)
-	if _, logged := loggedImpl.LoadOrStore(struct {
-		api  *crypto.API
-		mode int
-	}{api, mode.Num}, true); !logged {
+	if _, logged := loggedImpl.LoadOrStore(loggedKey{weak.Make(api), mode.Num}, true); !logged {
 		t.Printk("fscrypt: %s using implementation \"%s\"", mode.FriendlyName, c.tfm.DriverName())
 	}
 	if t.WarnOn(c.tfm.IVSize() != mode.IVSize, "crypto_skcipher_ivsize(tfm) != mode->ivsize") {
