@@ -3,6 +3,7 @@ package dcache
 import (
 	"errors"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -472,5 +473,120 @@ func TestChildrenSnapshot(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a", "b", "c"}, names); diff != "" {
 		t.Fatal(diff)
+	}
+}
+
+func TestOperationsDeleteReleaseRevalidate(t *testing.T) {
+	e := newEnv(t, Config[tInode]{})
+	tk := e.t
+	var released []string
+	ops := &Operations[tInode]{
+		Delete:  func(d *Dentry[tInode]) bool { return d.Name().Name == "tmp" },
+		Release: func(d *Dentry[tInode]) { released = append(released, d.Name().Name) },
+		Revalidate: func(t *kernel.Task, dir *tInode, name *Qstr, d *Dentry[tInode], flags uint32) (bool, error) {
+			if flags != 0 {
+				return false, syscall.Errno(10) // ECHILD: cannot decide in RCU mode
+			}
+			return name.Name != "stale", nil
+		},
+	}
+	DSetDOp(tk, e.root, ops)
+	keep := e.add(t, e.root, "keep", RegularType)
+	tmp := e.add(t, e.root, "tmp", RegularType)
+	if f := keep.Flags(); f&(OpDelete|OpRevalidate) != OpDelete|OpRevalidate || f&OpHash != 0 {
+		t.Fatalf("op flags %v", f)
+	}
+	Dput(tk, keep)
+	Dput(tk, tmp) // d_delete says kill it, hashed or not
+	if keep.Count() != 0 || tmp.Count() != LockrefDead {
+		t.Fatalf("keep %v tmp %v", keep, tmp)
+	}
+	if len(released) != 1 || released[0] != "tmp" {
+		t.Fatalf("d_release calls %v", released)
+	}
+	for _, c := range []struct {
+		name  string
+		flags uint32
+		valid bool
+		err   bool
+	}{{"keep", 0, true, false}, {"stale", 0, false, false}, {"keep", 1, false, true}} {
+		q := Qstr{Name: c.name}
+		valid, err := DRevalidate(tk, e.ri, &q, keep, c.flags)
+		if valid != c.valid || (err != nil) != c.err {
+			t.Errorf("d_revalidate(%s, %d) = %v, %v", c.name, c.flags, valid, err)
+		}
+	}
+	plain := newEnv(t, Config[tInode]{})
+	d := plain.add(t, plain.root, "x", RegularType)
+	if ok, err := DRevalidate(plain.t, plain.ri, &Qstr{Name: "x"}, d, 1); !ok || err != nil {
+		t.Fatal("no d_revalidate: always valid")
+	}
+}
+
+func TestSmallerHelpers(t *testing.T) {
+	e := newEnv(t, Config[tInode]{})
+	tk := e.t
+	// d_alloc_name hashes with hashlen_string and stops at a NUL.
+	d, err := DAllocName(tk, e.root, "name\x00junk")
+	if err != nil || d.Name().Name != "name" || d.Name().Hash != FullNameHash(e.root.Salt(), "name") {
+		t.Fatalf("d_alloc_name: %v %v", d, err)
+	}
+	DAdd(tk, d, newInode(DirectoryType).get())
+	if got, _ := DHashAndLookup(tk, e.root, "name"); got != d {
+		t.Fatal("d_alloc_name dentry not found by d_hash_and_lookup")
+	} else {
+		Dput(tk, got)
+	}
+	sub := e.add(t, d, "sub", RegularType)
+	if !IsSubdir(sub, e.root) || !IsSubdir(sub, d) || IsSubdir(d, sub) || !IsSubdir(d, d) {
+		t.Fatal("is_subdir")
+	}
+	// d_find_alias / d_find_any_alias.
+	ino := d.Inode()
+	if a := DFindAlias(tk, e.c, ino); a != d {
+		t.Fatal("d_find_alias")
+	} else {
+		Dput(tk, a)
+	}
+	if a := DFindAnyAlias(tk, e.c, ino); a != d {
+		t.Fatal("d_find_any_alias")
+	} else {
+		Dput(tk, a)
+	}
+	// Drop, then rehash.
+	d.Lock(tk)
+	DDropLocked(d)
+	d.Unlock()
+	if !d.Unhashed() || e.lookup(e.root, "name") != nil {
+		t.Fatal("__d_drop")
+	}
+	DRehash(tk, d)
+	if got := e.lookup(e.root, "name"); got != d {
+		t.Fatal("d_rehash")
+	} else {
+		Dput(tk, got)
+	}
+	// dget_dlock and lockref_get_not_dead.
+	d.Lock(tk)
+	DgetDlock(tk, d)
+	d.Unlock()
+	if !DgetNotDead(tk, d) || d.Count() != 4 { // caller, sub, dget_dlock, get_not_dead
+		t.Fatalf("count %d", d.Count())
+	}
+	Dput(tk, d)
+	Dput(tk, d)
+	// An anonymous disconnected root is killed by its last dput.
+	anon, err := DAllocAnon(tk, e.c, "sb", nil)
+	if err != nil || !anon.IsRoot() || anon.Flags()&Disconnected == 0 {
+		t.Fatalf("d_alloc_anon: %v", anon)
+	}
+	Dput(tk, anon)
+	if anon.Count() != LockrefDead {
+		t.Fatal("disconnected dentries are not cached")
+	}
+	Dput(tk, sub)
+	Dput(tk, d)
+	if _, err := DMakeRoot[tInode](tk, e.c, nil, "sb", nil); !errors.Is(err, errno.ENOMEM) {
+		t.Fatal("d_make_root(NULL)")
 	}
 }
