@@ -456,3 +456,38 @@ func TestHtreeLookupBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestHtreeContinuation: a name whose hash equals the next leaf's starting
+// hash with the continuation bit set is searched for in that next leaf too
+// (ext4_htree_next_block); without the bit the search stops.
+func TestHtreeContinuation(t *testing.T) {
+	for _, cont := range []bool{true, false} {
+		tk, dir := newTestDir(t, dirOpts{noCsum: true})
+		for i := 0; i < 120; i++ {
+			mustAdd(t, tk, dir, fmt.Sprintf("%03d-%s", i, strings.Repeat("q", 30)), uint32(100+i))
+		}
+		root := dxEntries{b: dir.BlockAt(0), off: dxRootEntriesOff}
+		if root.count() < 2 {
+			t.Fatal("need two leaves")
+		}
+		f, _ := SetupFilename(tk, dir, []byte("collider"), false)
+		if _, err := dxProbe(tk, dir, f, nil); err != nil {
+			t.Fatal(err)
+		}
+		h := f.Hinfo.Hash
+		// Leaf 1 starts at h (continued): put the name there.
+		start := h + 2
+		if cont {
+			start = h | 1
+		}
+		root.setHash(1, start)
+		lblk := root.block(1)
+		if err := addDirentToBuf(tk, dir, f, 999, SIfreg, dir.BlockAt(lblk), lblk, -1); err != nil {
+			t.Fatal(err)
+		}
+		r, err := find(tk, dir, "collider")
+		if err != nil || (r != nil) != cont {
+			t.Fatalf("continued=%v: found %v (%v)", cont, r, err)
+		}
+	}
+}

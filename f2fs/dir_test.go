@@ -473,3 +473,18 @@ func TestCheckerFindsCorruption(t *testing.T) {
 		})
 	}
 }
+
+func TestCorruptMaxDepth(t *testing.T) {
+	tk, dir := newTestDir(t, dirOpts{noInline: true})
+	mustAdd(t, tk, dir, "x", 11)
+	dir.CurrentDepth = 100
+	if ino, err := InodeByName(tk, dir, []byte("x")); err != nil || ino != 11 {
+		t.Fatalf("lookup: %d %v", ino, err)
+	}
+	if dir.CurrentDepth != MaxDirHashDepth || !tk.K.Log.Contains("Corrupted max_depth of 10: 100") {
+		t.Fatalf("depth %d, log %v", dir.CurrentDepth, tk.K.Log.Lines())
+	}
+	if err := AddLink(tk, dir, []byte("y"), 12, SIfreg); err == nil {
+		t.Fatal("add at MAX_DIR_HASH_DEPTH succeeded")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
 )
 
@@ -123,6 +124,47 @@ func TestFscryptSeed001(t *testing.T) {
 		}
 		if isBug && (bug.Kind != "KASAN: slab-out-of-bounds" || bug.Size != 96 || bug.Offset != 224) {
 			t.Fatalf("%s: %s", v, bug)
+		}
+	}
+}
+
+// BenchmarkSeed001Creates is seed 001's workload on the directory layer:
+// 2000 creates ("0", "1", ...) in a casefolded directory encrypted by
+// package fscrypt, each a VFS-style lookup (which misses and, with
+// lookup_mode=auto, falls back to the linear search decrypting every
+// dentry) followed by the add. One op is the whole run of 2000; it reports
+// kmallocs and names decrypted per create. (File data is not written: the
+// directory code is what the seed changes.)
+func BenchmarkSeed001Creates(b *testing.B) {
+	for _, v := range LookupPrealloc.VariantNames() {
+		for _, mode := range []LookupMode{LookupAuto, LookupPerf} {
+			b.Run(fmt.Sprintf("%s/lookup_mode=%s", v, mode), func(b *testing.B) {
+				b.ReportAllocs()
+				var kmallocs, decrypts uint64
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					tk, dir, _ := fscryptDir(b, v)
+					dir.SB.LookupMode = mode
+					ev0 := tk.Ev.Clone()
+					b.StartTimer()
+					for j := 0; j < 2000; j++ {
+						name := []byte(fmt.Sprint(j))
+						r, err := FindEntry(tk, dir, name)
+						if err != nil || r != nil {
+							b.Fatal(r, err)
+						}
+						if err := AddLink(tk, dir, name, uint32(100+j), SIfreg|0o600); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StopTimer()
+					d := tk.Ev.Sub(ev0)
+					kmallocs += d.Get(kmem.EvKmalloc)
+					decrypts += d.Get(EvNameDecrypts)
+				}
+				b.ReportMetric(float64(kmallocs)/float64(b.N)/2000, "kmallocs/create")
+				b.ReportMetric(float64(decrypts)/float64(b.N)/2000, "decrypts/create")
+			})
 		}
 	}
 }
