@@ -138,12 +138,10 @@ func (c *cursor) mapped() (entry, int) {
 	case kindIgnore:
 		return 0, stBarrier
 	}
-	s := r - hangulSBase
-	c.hang[0] = mkEntry(hangulLBase+s/hangulNCount, 0)
-	c.hang[1] = mkEntry(hangulVBase+(s%hangulNCount)/hangulTCount, 0)
+	l, v, t := hangulDecompose(r)
+	c.hang[0], c.hang[1], c.hang[2] = mkEntry(l, 0), mkEntry(v, 0), mkEntry(t, 0)
 	c.hi, c.hn = 1, 2
-	if t := s % hangulTCount; t != 0 {
-		c.hang[2] = mkEntry(hangulTBase+t, 0)
+	if t != 0 {
 		c.hn = 3
 	}
 	return c.hang[0], stOK

@@ -26,8 +26,10 @@ func (um *Map) Validate(name []byte) error {
 
 // Casefold writes the casefolded (nfdicf) form of name into dst followed by
 // a NUL byte and returns its length, which is at most len(dst)-1. It fails
-// with EINVAL if name is not valid UTF-8 or if the folded name and its NUL
-// do not fit in dst; dst may then hold a partial result.
+// with EINVAL if the kernel's cursor rejects name (see "Invalid UTF-8" in
+// the package documentation: a stray continuation byte after the first byte
+// is passed through, not rejected) or if the folded name and its NUL do not
+// fit in dst; dst may then hold a partial result.
 //
 // Model of utf8_casefold (fs/unicode/utf8-core.c), with len(dst) as dlen.
 // ext4 (ext4_fname_setup_ci_filename) and f2fs (f2fs_init_casefolded_name)
@@ -104,8 +106,8 @@ func cursorAt(f *form, name []byte, i int) cursor {
 
 // CasefoldHash returns the dcache hash of the casefolded name:
 // init_name_hash(salt), partial_name_hash of every byte of the nfdicf form,
-// end_name_hash (include/linux/stringhash.h). It fails with EINVAL if name is
-// not valid UTF-8.
+// end_name_hash (include/linux/stringhash.h). It fails with EINVAL where
+// Casefold would reject name.
 //
 // Model of utf8_casefold_hash (fs/unicode/utf8-core.c), which
 // generic_ci_d_hash (fs/libfs.c) calls with the dentry's address as salt;
@@ -164,8 +166,8 @@ func compareResult(r int) (int, error) {
 }
 
 // Strncmp compares the nfdi forms of two names: 0 if they are equal, 1 if
-// not, or -EINVAL (as an int, with the error EINVAL) if a name is not valid
-// UTF-8 at or before the first byte where the forms differ.
+// not, or -EINVAL (as an int, with the error EINVAL) if the kernel's cursor
+// rejects either name at or before the first byte where the forms differ.
 //
 // Model of utf8_strncmp (fs/unicode/utf8-core.c). The names are streamed a
 // byte at a time, as the kernel's two utf8cursors do, so an invalid sequence
@@ -245,8 +247,8 @@ func (f *form) strncmpSlow(s1, s2 []byte, i int) int {
 
 // StrncasecmpFolded compares an already casefolded name cf (the output of
 // Casefold, read up to its end or NUL byte) with the casefolded form of
-// name: 0 if equal, 1 if not, -EINVAL (with EINVAL) if name is not valid
-// UTF-8 at or before the first difference. Only name is normalized.
+// name: 0 if equal, 1 if not, -EINVAL (with EINVAL) if the kernel's cursor
+// rejects name at or before the first difference. Only name is normalized.
 //
 // Model of utf8_strncasecmp_folded (fs/unicode/utf8-core.c), which
 // generic_ci_match (fs/libfs.c) calls for every directory entry a lookup in

@@ -59,6 +59,18 @@ const (
 
 func isHangulSyllable(r rune) bool { return r >= hangulSBase && r < hangulSBase+hangulSCount }
 
+// hangulDecompose returns the jamo of a precomposed Hangul syllable; t is 0
+// for a syllable without a trailing consonant.
+func hangulDecompose(r rune) (l, v, t rune) {
+	s := r - hangulSBase
+	l = hangulLBase + s/hangulNCount
+	v = hangulVBase + (s%hangulNCount)/hangulTCount
+	if ti := s % hangulTCount; ti != 0 {
+		t = hangulTBase + ti
+	}
+	return l, v, t
+}
+
 // form is one of the kernel's two normalizations (enum utf8_normalization:
 // UTF8_NFDI, UTF8_NFDICF) as a two-stage lookup table over all code points.
 type form struct {
@@ -107,12 +119,11 @@ func (u *ucd) decomposition(r rune) []rune {
 		return nil
 	}
 	if isHangulSyllable(r) {
-		s := r - hangulSBase
-		d := []rune{hangulLBase + s/hangulNCount, hangulVBase + (s%hangulNCount)/hangulTCount}
-		if t := s % hangulTCount; t != 0 {
-			d = append(d, hangulTBase+t)
+		l, v, t := hangulDecompose(r)
+		if t == 0 {
+			return []rune{l, v}
 		}
-		return d
+		return []rune{l, v, t}
 	}
 	d := norm.NFD.PropertiesString(string(r)).Decomposition()
 	if d == nil {
