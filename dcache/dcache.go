@@ -299,7 +299,7 @@ func DFindAlias[I any](t *kernel.Task, c *Cache[I], inode *I) *Dentry[I] {
 func DSpliceAlias[I any](t *kernel.Task, inode *I, d *Dentry[I]) (*Dentry[I], error) {
 	kernel.BUGOn(!d.Unhashed(), "d_splice_alias: dentry is hashed")
 	c := d.cache
-	if inode != nil && c.typeFor(inode) == DirectoryType {
+	if inode != nil && isDirType(c.typeFor(inode)) {
 		if al := c.aliases(inode); al != nil {
 			al.Lock()
 			alias := al.findAnyAlias(t)
@@ -324,6 +324,9 @@ func DSpliceAlias[I any](t *kernel.Task, inode *I, d *Dentry[I]) (*Dentry[I], er
 	DAdd(t, d, inode)
 	return nil, nil
 }
+
+// isDirType reports whether an entry type is a directory (d_is_dir).
+func isDirType(f Flags) bool { return f == DirectoryType || f == AutodirType }
 
 // Dget takes a reference on d (dget) and returns it; nil stays nil.
 func Dget[I any](t *kernel.Task, d *Dentry[I]) *Dentry[I] {

@@ -131,7 +131,11 @@ func InitNameHash(salt uint64) uint64 { return salt }
 // (prevhash + (c << 4) + (c >> 4)) * 11 on an unsigned long.
 func PartialNameHash(c, prevhash uint64) uint64 { return (prevhash + c<<4 + c>>4) * 11 }
 
-// EndNameHash is end_name_hash (include/linux/stringhash.h) on a 64-bit
-// kernel: hash_long(hash, 32), which is hash_64_generic, the high 32 bits
-// of hash * GOLDEN_RATIO_64.
-func EndNameHash(hash uint64) uint32 { return uint32(hash * GoldenRatio64 >> 32) }
+// GoldenRatio32 is GOLDEN_RATIO_32 (include/linux/hash.h).
+const GoldenRatio32 = 0x61C88647
+
+// EndNameHash is end_name_hash (include/linux/stringhash.h):
+// __hash_32((unsigned int)hash), the low 32 bits multiplied by
+// GOLDEN_RATIO_32 (hash.h's generic __hash_32, which x86 does not
+// override). Older kernels used hash_long(hash, 32).
+func EndNameHash(hash uint64) uint32 { return uint32(hash) * GoldenRatio32 }

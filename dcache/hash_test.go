@@ -103,8 +103,8 @@ func TestStringHashHelpers(t *testing.T) {
 	if got := PartialNameHash('a', InitNameHash(0)); got != 17138 {
 		t.Fatalf("partial_name_hash('a', 0) = %d", got)
 	}
-	x := uint64(17138)
-	if got, want := EndNameHash(x), uint32((x*GoldenRatio64)>>32); got != want {
+	// end_name_hash = __hash_32((u32)hash): 17138 * 0x61C88647 mod 2^32.
+	if got, want := EndNameHash(1<<40|17138), uint32(0x222d3d1e); got != want {
 		t.Fatalf("end_name_hash = %#x, want %#x", got, want)
 	}
 	q := Qstr{Hash: 0x1234, Name: "abc"}
