@@ -25,7 +25,7 @@ func TestCaseInsensitiveUnicode(t *testing.T) {
 		DSetDOp(e.t, e.root, ops)
 		cf := e.add(t, e.root, "cf", DirectoryType)
 		cf.Inode().cf = true
-		cafe := e.create(t, cf, "Caf\u00e9")      // precomposed é
+		cafe := e.create(t, cf, "Caf\u00e9")     // precomposed é
 		kelvin := e.create(t, cf, "\u212a-file") // KELVIN SIGN
 		for _, c := range []struct {
 			name string
