@@ -2,6 +2,7 @@ package dcache
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -442,7 +443,7 @@ func TestDumpAndPath(t *testing.T) {
 		t.Errorf("path %q", got)
 	}
 	line := ls.String()
-	wantLine := `dentry "ls" hash=` + "0x" + strings.ToLower(hex32(FullNameHash(bin.Salt(), "ls"))) + ` parent="bin" count=1 flags=REGULAR inode=4 seq=`
+	wantLine := fmt.Sprintf(`dentry "ls" hash=%#08x parent="bin" count=1 flags=REGULAR inode=4 seq=`, FullNameHash(bin.Salt(), "ls"))
 	if !strings.HasPrefix(line, wantLine) {
 		t.Errorf("String:\n got %s\nwant %s...", line, wantLine)
 	}
