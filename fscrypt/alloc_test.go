@@ -97,3 +97,28 @@ func TestV1KDFAllocations(t *testing.T) {
 		task.Exit()
 	}
 }
+
+// TestKeySetupEvents: one key setup of a v2 file derives one key and
+// allocates one tfm; a DIRECT_KEY file after the first derives nothing and
+// shares the per-mode tfm.
+func TestKeySetupEvents(t *testing.T) {
+	task := newTask(t)
+	sb := newSB(t)
+	id, _ := addKey(t, task, sb, 2, fstest.PlaintextStream("events", 64))
+	count := func(p fscrypt.Policy, ino uint64) (derive, tfms, setups uint64) {
+		d0, a0, s0 := task.Ev.Get(fscrypt.EvKeyDerive), task.Ev.Get(fscrypt.EvAllocateSkcipher), task.Ev.Get(fscrypt.EvKeySetupInode)
+		encryptedInode(t, task, sb, p, []byte("0123456789abcdef"), ino, fscrypt.SIFREG|0o644, 12)
+		return task.Ev.Get(fscrypt.EvKeyDerive) - d0, task.Ev.Get(fscrypt.EvAllocateSkcipher) - a0, task.Ev.Get(fscrypt.EvKeySetupInode) - s0
+	}
+	perFile := v2Policy(id, 0)
+	direct := fscrypt.Policy{Version: 2, ContentsMode: 9, FilenamesMode: 9, Flags: fscrypt.PolicyFlagDirectKey, Identifier: id}
+	for _, tc := range []struct {
+		p                    fscrypt.Policy
+		derive, tfms, setups uint64
+	}{{perFile, 1, 1, 1}, {perFile, 1, 1, 1}, {direct, 1, 1, 1}, {direct, 0, 0, 1}} {
+		d, a, s := count(tc.p, 100)
+		if d != tc.derive || a != tc.tfms || s != tc.setups {
+			t.Errorf("%s: %d derivations, %d tfms, %d setups; want %d %d %d", tc.p.String(), d, a, s, tc.derive, tc.tfms, tc.setups)
+		}
+	}
+}

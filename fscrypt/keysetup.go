@@ -159,6 +159,7 @@ func setupPerModeEncKey(t *kernel.Task, ci *InodeInfo, mk *MasterKey, keys *[mod
 	}
 	var modeKey [maxKeySize]byte
 	derivePerModeKey(ci, mk, context, includeFsUUID, modeKey[:ci.mode.KeySize])
+	t.Inc(EvKeyDerive)
 	err := prepareKey(t, prep, modeKey[:ci.mode.KeySize], ci)
 	clear(modeKey[:])
 	if err != nil {
@@ -234,6 +235,7 @@ func setupV2FileKey(t *kernel.Task, ci *InodeInfo, mk *MasterKey, needDirhashKey
 	default:
 		var derived [maxKeySize]byte
 		mk.secret.hkdf.expand(HKDFContextPerFileEncKey, ci.nonce[:], derived[:ci.mode.KeySize])
+		t.Inc(EvKeyDerive)
 		err = setPerFileEncKey(t, ci, derived[:ci.mode.KeySize])
 		clear(derived[:])
 	}
@@ -316,6 +318,7 @@ func setupEncryptionInfo(t *kernel.Task, inode Inode, p *Policy, nonce [FileNonc
 	if err := ciCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
 		return err
 	}
+	t.Inc(EvKeySetupInode)
 	ci := &InodeInfo{inode: inode, policy: *p, nonce: nonce}
 	mode, err := selectEncryptionMode(t, p, inode)
 	if err != nil {
