@@ -79,17 +79,30 @@ func (f *form) apply(dst, name []byte) (int, error) {
 //go:noinline
 func (f *form) applySlow(dst, name []byte, i, n int) (int, error) {
 	c := cursorAt(f, name, i)
-	for ; n < len(dst); n++ {
-		b := c.next()
-		if b < 0 {
-			break
-		}
-		dst[n] = byte(b)
-		if b == 0 {
+	for {
+		e, st := c.nextEntry()
+		switch {
+		case st == stInvalid:
+			return 0, errInvalid
+		case st == stEnd:
+			if n >= len(dst) {
+				return 0, errInvalid
+			}
+			dst[n] = 0
 			return n, nil
+		case e.stray() || e.rune() < utf8.RuneSelf:
+			if n >= len(dst) {
+				return 0, errInvalid
+			}
+			dst[n] = byte(e.rune())
+			n++
+		default:
+			if n+utf8.RuneLen(e.rune()) > len(dst) {
+				return 0, errInvalid
+			}
+			n += utf8.EncodeRune(dst[n:], e.rune())
 		}
 	}
-	return 0, errInvalid
 }
 
 // cursorAt returns a cursor over name that starts at name[i], where i is 0
@@ -133,15 +146,21 @@ func (um *Map) CasefoldHash(salt uint64, name []byte) (uint32, error) {
 //go:noinline
 func (f *form) hashSlow(hash uint64, name []byte, i int) (uint32, error) {
 	c := cursorAt(f, name, i)
+	var b [utf8.UTFMax]byte
 	for {
-		b := c.next()
-		if b == 0 {
-			return endNameHash(hash), nil
-		}
-		if b < 0 {
+		e, st := c.nextEntry()
+		switch {
+		case st == stInvalid:
 			return 0, errInvalid
+		case st == stEnd:
+			return endNameHash(hash), nil
+		case e.stray() || e.rune() < utf8.RuneSelf:
+			hash = partialNameHash(uint64(e.rune()), hash)
+		default:
+			for _, x := range b[:utf8.EncodeRune(b[:], e.rune())] {
+				hash = partialNameHash(uint64(x), hash)
+			}
 		}
-		hash = partialNameHash(uint64(b), hash)
 	}
 }
 
