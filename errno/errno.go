@@ -18,6 +18,7 @@ const (
 	EIO          = syscall.Errno(5)
 	E2BIG        = syscall.Errno(7)
 	EBADF        = syscall.Errno(9)
+	ECHILD       = syscall.Errno(10)
 	EAGAIN       = syscall.Errno(11)
 	ENOMEM       = syscall.Errno(12)
 	EACCES       = syscall.Errno(13)
@@ -44,6 +45,7 @@ const (
 	EOVERFLOW    = syscall.Errno(75)
 	EBADMSG      = syscall.Errno(74)
 	EOPNOTSUPP   = syscall.Errno(95)
+	ESTALE       = syscall.Errno(116)
 	EUCLEAN      = syscall.Errno(117)
 	ENOKEY       = syscall.Errno(126)
 	EKEYREVOKED  = syscall.Errno(128)
@@ -58,7 +60,7 @@ const (
 
 var names = map[syscall.Errno]string{
 	EPERM: "EPERM", ENOENT: "ENOENT", EIO: "EIO", E2BIG: "E2BIG", EBADF: "EBADF",
-	EAGAIN: "EAGAIN", ENOMEM: "ENOMEM", EACCES: "EACCES", EFAULT: "EFAULT",
+	ECHILD: "ECHILD", ESTALE: "ESTALE", EAGAIN: "EAGAIN", ENOMEM: "ENOMEM", EACCES: "EACCES", EFAULT: "EFAULT",
 	EBUSY: "EBUSY", EEXIST: "EEXIST", EXDEV: "EXDEV", ENOTDIR: "ENOTDIR",
 	EISDIR: "EISDIR", EINVAL: "EINVAL", EMFILE: "EMFILE", ENOTTY: "ENOTTY",
 	EFBIG: "EFBIG", ENOSPC: "ENOSPC", ESPIPE: "ESPIPE", EROFS: "EROFS",

@@ -29,6 +29,7 @@ func TestMatchesHostOnLinux(t *testing.T) {
 		EUCLEAN: syscall.EUCLEAN, ENAMETOOLONG: syscall.ENAMETOOLONG,
 		ENOTEMPTY: syscall.ENOTEMPTY, ELOOP: syscall.ELOOP, EXDEV: syscall.EXDEV,
 		EINPROGRESS: syscall.EINPROGRESS, EKEYREVOKED: syscall.EKEYREVOKED,
+		ECHILD: syscall.ECHILD, ESTALE: syscall.ESTALE,
 	}
 	for ours, h := range host {
 		if ours != h {

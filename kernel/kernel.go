@@ -28,6 +28,10 @@ type Kernel struct {
 	Log *Log
 	// Bugs records every BUG and KASAN report raised by the machine's tasks.
 	Bugs *BugLog
+	// SlubDebug makes the tasks created afterwards allocate as a kernel
+	// booted with slub_debug=FZPU does (kmem.SlubDebug), as debug and
+	// Android userdebug kernels do.
+	SlubDebug bool
 
 	nextPID atomic.Int64
 }
@@ -60,6 +64,9 @@ type Task struct {
 func (k *Kernel) NewTask(comm string) *Task {
 	t := &Task{K: k, PID: int(k.nextPID.Add(1)), Comm: comm}
 	t.RCU = k.RCU.NewReader(nil)
+	if k.SlubDebug {
+		t.Debug = &kmem.SlubDebug{}
+	}
 	return t
 }
 

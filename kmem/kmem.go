@@ -244,6 +244,9 @@ type Ctx struct {
 	Stats *Stats
 	Fail  *Failslab
 	Ev    *events.Counters
+	// Debug, when not nil, makes allocations cost what they cost under
+	// SLUB debugging (see SlubDebug).
+	Debug *SlubDebug
 }
 
 // Allocation events, counted in the task's event shard.
@@ -278,7 +281,11 @@ func Kmalloc(c *Ctx, site *Site, size int, flags GFP) ([]byte, error) {
 	c.account(site, size)
 	c.events().Inc(EvKmalloc)
 	c.events().Add(EvKmallocBytes, uint64(size))
-	return make([]byte, size), nil
+	buf := make([]byte, size)
+	if c != nil && c.Debug != nil {
+		c.Debug.alloc(buf)
+	}
+	return buf, nil
 }
 
 // Kzalloc is Kmalloc with __GFP_ZERO: the memory is zeroed.
@@ -293,6 +300,9 @@ func Kzalloc(c *Ctx, site *Site, size int, flags GFP) ([]byte, error) {
 func Kfree(c *Ctx, site *Site, buf []byte) {
 	if cap(buf) == 0 {
 		return
+	}
+	if c != nil && c.Debug != nil {
+		c.Debug.free(buf[:cap(buf)])
 	}
 	if c != nil && c.Stats != nil {
 		s := c.Stats.at(site)
@@ -341,11 +351,17 @@ func (k *Cache) Alloc(c *Ctx, flags GFP) error {
 	}
 	c.account(k.site, k.size)
 	c.events().Inc(EvCacheAlloc)
+	if c != nil && c.Debug != nil {
+		c.Debug.track()
+	}
 	return nil
 }
 
 // Free accounts one object free (kmem_cache_free).
 func (k *Cache) Free(c *Ctx) {
+	if c != nil && c.Debug != nil {
+		c.Debug.track()
+	}
 	if c != nil && c.Stats != nil {
 		s := c.Stats.at(k.site)
 		s.Frees++

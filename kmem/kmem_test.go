@@ -211,3 +211,37 @@ func BenchmarkKmallocKfree(b *testing.B) {
 		KfreeSensitive(c, siteA, buf)
 	}
 }
+
+func TestSlubDebugPoisonsAndTracks(t *testing.T) {
+	c := newCtx()
+	c.Debug = &SlubDebug{}
+	buf, err := Kmalloc(c, siteA, 8, GFPKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Kfree(c, siteA, buf)
+	want := []byte{0x6b, 0x6b, 0x6b, 0x6b, 0x6b, 0x6b, 0x6b, 0xa5}
+	if string(buf) != string(want) {
+		t.Fatalf("freed object = % x, want % x", buf, want)
+	}
+	if c.Debug.Tracks != 2 {
+		t.Fatalf("tracks = %d, want 2 (alloc + free)", c.Debug.Tracks)
+	}
+	if err := cacheD.Alloc(c, GFPKernel); err != nil {
+		t.Fatal(err)
+	}
+	cacheD.Free(c)
+	if c.Debug.Tracks != 4 {
+		t.Fatalf("tracks = %d, want 4", c.Debug.Tracks)
+	}
+}
+
+func BenchmarkKmallocKfreeSlubDebug(b *testing.B) {
+	c := newCtx()
+	c.Debug = &SlubDebug{}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		buf, _ := Kmalloc(c, siteA, 464, GFPNoFS)
+		KfreeSensitive(c, siteA, buf)
+	}
+}
