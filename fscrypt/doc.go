@@ -33,4 +33,25 @@
 // (seed 002: the v1 key derivation) and crypto-bio (seed 003: how the read
 // path decrypts a bio). The variant in force comes from the superblock's
 // patch.Set.
+//
+// fscrypt-fname-onstack decides how a prepared key's tfm is allocated, not
+// only how filename requests are: base and v2 allocate with
+// crypto_alloc_skcipher(name, 0, 0), so an asynchronous hardware engine of
+// higher priority is chosen and waited for (base) or trips the seed's
+// BUG_ON (v2); upstream allocates a crypto_sync_skcipher with
+// FSCRYPT_CRYPTOAPI_MASK and never sees the engine. Contents follow the
+// kernel of each variant: an allocated request per data unit before 6.17,
+// a sync on-stack request with upstream. fscrypt-v1-kdf selects how
+// setup_v1_file_key_derived derives (DeriveV1Key), crypto-bio how DecryptBio
+// decrypts a read bio and where ReadPath runs it. The crypto-bio "bio"
+// variant is faithful to the RFC, including its defect: its le64 IV
+// increment is wrong for IV_INO_LBLK_32 policies when a bio crosses the
+// 2^32 IV wrap (TestCryptoBioIVInoLblk32Wrap).
+//
+// # Benchmarks
+//
+//	go test -run '^$' -bench V1KDF ./fscrypt      # ns and allocs per derived key, per variant, and HKDF
+//	go test -run '^$' -bench Fname ./fscrypt      # per name encrypted/decrypted, per variant
+//	go test -run '^$' -bench ReadPath ./fscrypt -args -fscrypt.readmib=256
+//	                                              # read MB/s of an encrypted file per crypto-bio variant
 package fscrypt
