@@ -20,7 +20,9 @@ type Report struct {
 	Seed     uint64            `json:"seed"`
 	Params   map[string]string `json:"params,omitempty"`
 	Count    int               `json:"count"`
-	Groups   []*Group          `json:"groups"`
+	// SlubDebug is true when the allocator ran in slub_debug mode.
+	SlubDebug bool     `json:"slub_debug,omitempty"`
+	Groups    []*Group `json:"groups"`
 }
 
 // Group holds the measurements of every variant at one thread count.
@@ -161,7 +163,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Base != "" {
 		fmt.Fprintf(w, "  with %s", r.Base)
 	}
-	fmt.Fprintf(w, "  seed %d  runs %d\n", r.Seed, r.Count)
+	fmt.Fprintf(w, "  seed %d  runs %d", r.Seed, r.Count)
+	if r.SlubDebug {
+		fmt.Fprint(w, "  slub_debug")
+	}
+	fmt.Fprintln(w)
 	if len(r.Params) > 0 {
 		var ps []string
 		for k, v := range r.Params {

@@ -42,6 +42,9 @@ type Config struct {
 	Params map[string]string
 	// Progress, if not nil, receives one line per run.
 	Progress io.Writer
+	// SlubDebug runs every system with the allocator in slub_debug mode
+	// (kernel.Kernel.SlubDebug), like the debug kernels the seeds measured.
+	SlubDebug bool
 }
 
 // Measurement is what Run found for one variant at one thread count.
@@ -117,6 +120,7 @@ func Run(cfg Config) (*Report, error) {
 		rep.Patch = p.ID
 	}
 	rep.Base = cfg.Base.Changed()
+	rep.SlubDebug = cfg.SlubDebug
 	for _, nt := range threads {
 		if nt <= 0 {
 			return nil, fmt.Errorf("sim: bad thread count %d", nt)
@@ -140,6 +144,7 @@ type system struct {
 
 func setup(cfg Config, w *Workload, params map[string]string, set patch.Set, nt int, counting bool) (*system, error) {
 	k := kernel.New()
+	k.SlubDebug = cfg.SlubDebug
 	env := &Env{K: k, Patches: set, Seed: cfg.Seed, Threads: nt, Params: params}
 	inst, err := w.Setup(env)
 	if err != nil {

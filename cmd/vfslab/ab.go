@@ -64,6 +64,7 @@ func runAB(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed for the workload")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("quiet", false, "do not print progress to stderr")
+	slubDebug := fs.Bool("slub-debug", false, "allocate as a slub_debug=FZPU (debug/userdebug) kernel does")
 	list := fs.Bool("list", false, "list the workloads and their parameters")
 	params := paramFlags{}
 	fs.Var(params, "param", "workload parameter name=value (repeatable)")
@@ -114,7 +115,7 @@ Flags:
 		fmt.Fprintln(stderr, "vfslab ab:", err)
 		return 2
 	}
-	cfg := sim.Config{Workload: w, Ops: *ops, RunTime: *runtime, Count: *count, Seed: *seed, Params: params}
+	cfg := sim.Config{Workload: w, Ops: *ops, RunTime: *runtime, Count: *count, Seed: *seed, Params: params, SlubDebug: *slubDebug}
 	if *patchID != "" {
 		p, ok := patch.Lookup(*patchID)
 		if !ok {
