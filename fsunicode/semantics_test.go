@@ -388,3 +388,34 @@ func TestLongRun(t *testing.T) {
 		t.Errorf("bad output %+q", got)
 	}
 }
+
+// TestConcurrentUse loads and uses Maps from several goroutines at once (run
+// with -race).
+func TestConcurrentUse(t *testing.T) {
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			policy := IgnorablePolicy(g % 2)
+			um, err := LoadWith("12.1.0", policy)
+			if err != nil {
+				done <- err
+				return
+			}
+			var buf [MaxNameLen]byte
+			for i := range 200 {
+				name := []byte(strings.Repeat("Ä\u200b", i%7))
+				if _, err := um.Casefold(buf[:], name); err != nil {
+					done <- err
+					return
+				}
+				um.Strncasecmp(name, name)
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
