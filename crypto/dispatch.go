@@ -10,7 +10,7 @@ import (
 )
 
 // The static dispatcher. Every synchronous request, whether on the heap or
-// on the stack, is processed by cryptSync: a switch on the tfm's implKind,
+// on the stack, is processed by cryptReq: a switch on the tfm's implKind,
 // with templates recursing into their inner tfm through the same switch.
 // Nothing in it stores the request, its IV, its scatterlists or its data
 // buffers, passes them to an interface method or a func value, or hands
@@ -31,7 +31,7 @@ import (
 const bounceStack = 512
 
 // countRequest counts one encrypt or decrypt request.
-func countRequest(t *kernel.Task, h *reqHeader, enc bool) {
+func countRequest(t *kernel.Task, flags uint32, cryptlen int, bio *block.Bio, enc bool) {
 	if t.Ev == nil {
 		return
 	}
@@ -40,35 +40,47 @@ func countRequest(t *kernel.Task, h *reqHeader, enc bool) {
 	} else {
 		t.Ev.Inc(EvDecrypt)
 	}
-	if h.flags&CRYPTO_SKCIPHER_REQ_BIO == 0 {
-		t.Ev.Add(EvCryptBytes, uint64(h.cryptlen))
-	} else if h.bio != nil {
-		t.Ev.Add(EvCryptBytes, uint64(h.bio.Size()))
+	if flags&CRYPTO_SKCIPHER_REQ_BIO == 0 {
+		t.Ev.Add(EvCryptBytes, uint64(cryptlen))
+	} else if bio != nil {
+		t.Ev.Add(EvCryptBytes, uint64(bio.Size()))
 	}
 }
 
-// cryptSync is crypto_skcipher_encrypt/decrypt for a synchronous tfm: the
-// CRYPTO_TFM_NEED_KEY check, then the request as a bio request or over its
-// scatterlists.
+// cryptSync is crypto_skcipher_encrypt/decrypt for a synchronous tfm and a
+// heap request.
 func cryptSync(t *kernel.Task, tfm *Skcipher, h *reqHeader, enc bool) error {
-	countRequest(t, h, enc)
+	return cryptReq(t, tfm, h.flags, h.bio, h.cryptlen, h.iv, h.src, h.dst, enc, true)
+}
+
+// cryptSyncNoCount runs a heap request without counting it (an engine's
+// worker runs requests already counted at submission).
+func cryptSyncNoCount(t *kernel.Task, tfm *Skcipher, h *reqHeader, enc bool) error {
+	return cryptReq(t, tfm, h.flags, h.bio, h.cryptlen, h.iv, h.src, h.dst, enc, false)
+}
+
+// cryptReq is the synchronous request path shared by heap and on-stack
+// requests: count (when count is set), the CRYPTO_TFM_NEED_KEY check, then
+// the request as a bio request or over its scatterlists. It takes the
+// request's fields as arguments, not a request, so that an on-stack request
+// passes views of its own arrays without any header being built (and
+// copied) in between.
+func cryptReq(t *kernel.Task, tfm *Skcipher, flags uint32, bio *block.Bio, cryptlen int, iv []byte,
+	src, dst []Scatterlist, enc, count bool) error {
+	if count {
+		countRequest(t, flags, cryptlen, bio, enc)
+	}
 	if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
 		return errno.ENOKEY
 	}
-	return cryptSyncNoCount(t, tfm, h, enc)
-}
-
-// cryptSyncNoCount runs the request without counting it (an engine's worker
-// runs requests already counted at submission).
-func cryptSyncNoCount(t *kernel.Task, tfm *Skcipher, h *reqHeader, enc bool) error {
-	if h.flags&CRYPTO_SKCIPHER_REQ_BIO != 0 {
-		return cryptBio(t, tfm, h.bio, h.cryptlen, h.iv, enc)
+	if flags&CRYPTO_SKCIPHER_REQ_BIO != 0 {
+		return cryptBio(t, tfm, bio, cryptlen, iv, enc)
 	}
 	ivsize := tfm.alg.ivSize
-	if len(h.iv) < ivsize || h.cryptlen < 0 {
+	if len(iv) < ivsize || cryptlen < 0 {
 		return errno.EINVAL
 	}
-	return cryptSG(t, tfm, h.dst, h.src, h.cryptlen, h.iv[:ivsize], enc)
+	return cryptSG(t, tfm, dst, src, cryptlen, iv[:ivsize], enc)
 }
 
 // cryptSG is the skcipher walk: when src and dst each hold the whole request
@@ -81,7 +93,11 @@ func cryptSG(t *kernel.Task, tfm *Skcipher, dst, src []Scatterlist, n int, iv []
 		return cryptContig(t, tfm, nil, nil, iv, enc)
 	}
 	if len(src) > 0 && len(dst) > 0 && len(src[0].buf) >= n && len(dst[0].buf) >= n {
-		return cryptContig(t, tfm, dst[0].buf[:n], src[0].buf[:n], iv, enc)
+		d, s := dst[0].buf[:n], src[0].buf[:n]
+		if inexactOverlap(d, s) {
+			return errno.EINVAL
+		}
+		return cryptContig(t, tfm, d, s, iv, enc)
 	}
 	if sgTotal(src) < n || sgTotal(dst) < n {
 		return errno.EINVAL
@@ -148,6 +164,19 @@ func cryptBio(t *kernel.Task, tfm *Skcipher, bio *block.Bio, duBits int, iv []by
 	clear(ivbuf[:])
 	t.Add(EvBioDataUnits, uint64(units))
 	return err
+}
+
+// inexactOverlap reports whether x and y share memory without being the
+// same buffer: in-place requests (dst == src) and disjoint ones are what
+// drivers support; a partial overlap is refused with EINVAL, as package
+// crypto/aes does.
+func inexactOverlap(x, y []byte) bool {
+	if len(x) == 0 || len(y) == 0 || &x[0] == &y[0] {
+		return false
+	}
+	x0 := uintptr(unsafe.Pointer(&x[0]))
+	y0 := uintptr(unsafe.Pointer(&y[0]))
+	return x0 < y0+uintptr(len(y)) && y0 < x0+uintptr(len(x))
 }
 
 // blocks16 returns the number of 16-byte blocks covering n bytes.

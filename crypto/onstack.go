@@ -35,8 +35,12 @@ type stackReq struct {
 	dst      [maxStackSG]Scatterlist
 }
 
+// init binds the request to tfm and resets what the setters fill in. The
+// IV and entry arrays are not cleared: ivLen, nsrc and ndst say how much of
+// them is valid (and the declaration zeroed them).
 func (s *stackReq) init(tfm *Skcipher) {
-	*s = stackReq{tfm: tfm, flags: CRYPTO_TFM_REQ_ON_STACK}
+	s.tfm, s.bio, s.cryptlen, s.flags = tfm, nil, 0, CRYPTO_TFM_REQ_ON_STACK
+	s.ivLen, s.nsrc, s.ndst, s.bad = 0, 0, 0, false
 }
 
 func (s *stackReq) setCallback(flags uint32) {
@@ -72,16 +76,29 @@ func (s *stackReq) setBio(bio *block.Bio, duBits uint, iv []byte) {
 	s.setIV(iv)
 }
 
-// crypt builds the dispatcher's view of the request as a local value (so
-// that nothing the request holds is reached through a stored pointer) and
-// runs it.
+// crypt runs the request: it passes views of its own arrays to the
+// dispatcher, so nothing the request holds is reached through a stored
+// pointer.
 func (s *stackReq) crypt(t *kernel.Task, ctxSize int, enc bool) error {
 	if s.bad {
 		return errno.EINVAL
 	}
-	h := reqHeader{tfm: s.tfm, cryptlen: s.cryptlen, iv: s.iv[:s.ivLen],
-		src: s.src[:s.nsrc], dst: s.dst[:s.ndst], bio: s.bio, flags: s.flags}
-	return onStackCrypt(t, &h, ctxSize, enc)
+	tfm := s.tfm
+	if tfm == nil {
+		return errno.EINVAL
+	}
+	if tfm.kind == kindEngine {
+		countRequest(t, s.flags, s.cryptlen, s.bio, enc)
+		if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
+			return errno.ENOKEY
+		}
+		t.Inc(EvAsyncEAGAIN)
+		return errno.EAGAIN
+	}
+	if tfm.reqsize > ctxSize {
+		stackOverflow(tfm.reqsize, ctxSize)
+	}
+	return cryptReq(t, tfm, s.flags, s.bio, s.cryptlen, s.iv[:s.ivLen], s.src[:s.nsrc], s.dst[:s.ndst], enc, true)
 }
 
 func (s *stackReq) string(size int) string {
@@ -299,28 +316,6 @@ func SkcipherRequestClone[C any](t *kernel.Task, r *SkcipherRequestOnStack[C], g
 		c.h.src, c.h.dst = c.sgCopy[:s.nsrc:s.nsrc], c.sgCopy[s.nsrc:]
 	}
 	return c, nil
-}
-
-// onStackCrypt is crypto_skcipher_encrypt/decrypt for a request in the
-// caller's frame, with ctxSize bytes of declared context. It only ever
-// reaches the static dispatcher.
-func onStackCrypt(t *kernel.Task, h *reqHeader, ctxSize int, enc bool) error {
-	tfm := h.tfm
-	if tfm == nil {
-		return errno.EINVAL
-	}
-	if tfm.kind == kindEngine {
-		countRequest(t, h, enc)
-		if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
-			return errno.ENOKEY
-		}
-		t.Inc(EvAsyncEAGAIN)
-		return errno.EAGAIN
-	}
-	if tfm.reqsize > ctxSize {
-		stackOverflow(tfm.reqsize, ctxSize)
-	}
-	return cryptSync(t, tfm, h, enc)
 }
 
 // stackOverflow raises the KASAN report of a driver using more request

@@ -224,7 +224,7 @@ func (req *SkcipherRequest) crypt(t *kernel.Task, enc bool) error {
 		return errno.EINVAL
 	}
 	if tfm.kind == kindEngine {
-		countRequest(t, &req.h, enc)
+		countRequest(t, req.h.flags, req.h.cryptlen, req.h.bio, enc)
 		if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
 			req.err = errno.ENOKEY
 			return errno.ENOKEY
@@ -250,7 +250,7 @@ func (req *SkcipherRequest) cryptMember(t *kernel.Task, enc, counted bool) error
 		return errno.EINVAL
 	}
 	if !counted {
-		countRequest(t, &req.h, enc)
+		countRequest(t, req.h.flags, req.h.cryptlen, req.h.bio, enc)
 	}
 	if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
 		return errno.ENOKEY
