@@ -245,7 +245,7 @@ func (c *cursor) nextEntry() (entry, int) {
 		if e, ok := c.replayNext(); ok {
 			return e, stOK
 		}
-		return 0, st // end of the name (an ignorable cannot be last here)
+		return 0, st // not reached: the run holds at least one character
 	}
 }
 

@@ -23,7 +23,9 @@ import (
 // fs/unicode/utf8data.c_shipped), loaded for UNICODE_AGE(12, 1, 0) with
 // utf8nfdi and utf8nfdicf. For each input it printed the bytes utf8byte
 // returned, in lower-case hex, up to its 0, or followed by "!" where it
-// returned -1. The digest is the SHA-256 of that output.
+// returned -1; a name utf8ncursor refused (one that starts with a
+// continuation byte) printed as a bare "!". The digest is the SHA-256 of
+// that output.
 //
 // These pin the behaviour of current Linux, which folds ignorable code
 // points away (IgnorablesFolded).
