@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
@@ -128,27 +127,36 @@ func loadExt4Vectors(t testing.TB) []ext4Vector {
 	return vs
 }
 
+// TestDirhashKnownAnswers checks every vector of testdata/hash-vectors.txt. Plain vectors go
+// straight to Ext4fsDirhash; casefolded ones go through Dirhash in a casefolded directory
+// whose encoding is package fsunicode's Unicode 12.1 map, so the kernel's folding step
+// (ext4fs_dirhash: fold into a PATH_MAX buffer, raw bytes when folding fails) is checked
+// together with the hash.
 func TestDirhashKnownAnswers(t *testing.T) {
 	vs := loadExt4Vectors(t)
+	tk, dir := newTestDir(t, dirOpts{casefold: true})
+	dir.SB.Encoding = loadUTF8(t)
 	perVersion := map[uint8]int{}
-	seeded, highBytes, casefoldChecked, casefoldSkipped := 0, 0, 0, 0
+	seeded, highBytes, casefolded, casefoldHigh, foldFailed, foldChanged := 0, 0, 0, 0, 0, 0
 	for i, v := range vs {
-		name := v.name
-		if v.casefolded {
-			switch {
-			case !utf8.Valid(name):
-				// utf8_casefold fails: the kernel hashes the raw bytes.
-			case isASCII(name):
-				// nfdicf of ASCII is its lower case.
-				name = bytes.ToLower(name)
-			default:
-				casefoldSkipped++ // needs the kernel's Unicode 12.1 casefold
-				continue
-			}
-			casefoldChecked++
-		}
 		hinfo := DxHashInfo{HashVersion: v.version, Seed: v.seed, Hash: 1, MinorHash: 1}
-		if err := Ext4fsDirhash(name, &hinfo, nil); err != nil {
+		var err error
+		if v.casefolded {
+			err = Dirhash(tk, dir, v.name, &hinfo)
+			casefolded++
+			if !isASCII(v.name) {
+				casefoldHigh++
+			}
+			buf := make([]byte, pathMax)
+			if n, ferr := dir.SB.Encoding.Casefold(buf, v.name); ferr != nil {
+				foldFailed++
+			} else if !bytes.Equal(buf[:n], v.name) {
+				foldChanged++
+			}
+		} else {
+			err = Ext4fsDirhash(v.name, &hinfo, nil)
+		}
+		if err != nil {
 			t.Fatalf("vector %d: %v", i, err)
 		}
 		want := [2]uint32{kernelEOF(v.hash), v.minor}
@@ -169,12 +177,12 @@ func TestDirhashKnownAnswers(t *testing.T) {
 			t.Errorf("only %d vectors for hash version %d", perVersion[ver], ver)
 		}
 	}
-	if seeded < 100 || highBytes < 100 || casefoldChecked < 50 {
-		t.Errorf("thin coverage: %d seeded, %d with bytes >= 0x80, %d casefolded",
-			seeded, highBytes, casefoldChecked)
+	if seeded < 100 || highBytes < 100 || casefolded < 1000 || casefoldHigh < 500 || foldFailed == 0 || foldChanged < 500 {
+		t.Errorf("thin coverage: %d seeded, %d with bytes >= 0x80, %d casefolded (%d with bytes >= 0x80, %d not foldable, %d changed by folding)",
+			seeded, highBytes, casefolded, casefoldHigh, foldFailed, foldChanged)
 	}
-	t.Logf("%d vectors, %d casefolded ones checked, %d need a Unicode casefold", len(vs),
-		casefoldChecked, casefoldSkipped)
+	t.Logf("%d vectors: %d casefolded (%d with bytes >= 0x80, %d not foldable, %d changed by folding)",
+		len(vs), casefolded, casefoldHigh, foldFailed, foldChanged)
 }
 
 // TestDirhashEOFVectors makes sure the data really exercises the EOF adjustment: names whose

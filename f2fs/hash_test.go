@@ -10,9 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"pgregory.net/rapid"
+
+	"github.com/vfslab/vfslab/fsunicode"
 )
 
 // readVectors returns the whitespace-separated fields of every non-comment line of a
@@ -70,10 +71,21 @@ func isASCII(b []byte) bool {
 	return true
 }
 
+// TestDentryHashKnownAnswers checks every vector of testdata/hash-vectors.txt. Plain vectors
+// go straight to F2fsDentryHash; casefolded ones go through SetupFilename in a casefolded
+// directory whose encoding is package fsunicode's Unicode 12.1 map, so the kernel's folding
+// step (f2fs_init_casefolded_name: fold into an F2FS_NAME_LEN buffer, raw bytes when folding
+// fails or gives nothing) is checked together with the hash.
 func TestDentryHashKnownAnswers(t *testing.T) {
 	rows := readVectors(t, "testdata/hash-vectors.txt")
+	um, err := fsunicode.Load("12.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, dir := newTestDir(t, dirOpts{casefold: true, noInline: true})
+	dir.SB.Encoding = um
 	lengths := map[int]bool{}
-	highBytes, casefoldChecked, casefoldSkipped := 0, 0, 0
+	highBytes, casefolded, casefoldHigh, foldRaw, foldChanged := 0, 0, 0, 0, 0
 	for i, f := range rows {
 		if len(f) != 3 {
 			t.Fatalf("bad vector line %q", f)
@@ -83,24 +95,30 @@ func TestDentryHashKnownAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := name
-		if f[0] == "1" {
-			switch {
-			case !utf8.Valid(name):
-				// utf8_casefold fails: the kernel hashes the raw bytes.
-			case isASCII(name) && len(name) >= 255:
-				// The lower-case fold does not fit the kernel's F2FS_NAME_LEN buffer
-				// with its terminating NUL: folding fails, the raw bytes are hashed.
-			case isASCII(name):
-				// nfdicf of ASCII is its lower case.
-				in = bytes.ToLower(name)
-			default:
-				casefoldSkipped++ // needs the kernel's Unicode 12.1 casefold
-				continue
+		var got uint32
+		switch f[0] {
+		case "0":
+			got = F2fsDentryHash(name)
+		case "1":
+			fn, err := SetupFilename(tk, dir, name, false)
+			if err != nil {
+				t.Fatalf("vector %d: SetupFilename(%x): %v", i, name, err)
 			}
-			casefoldChecked++
+			got = fn.Hash
+			if fn.CfName == nil {
+				foldRaw++
+			} else if !bytes.Equal(fn.CfName, name) {
+				foldChanged++
+			}
+			FreeFilename(tk, dir, fn)
+			casefolded++
+			if !isASCII(name) {
+				casefoldHigh++
+			}
+		default:
+			t.Fatalf("bad cf field in %q", f)
 		}
-		if got := F2fsDentryHash(in); got != uint32(want) {
+		if got != uint32(want) {
 			t.Errorf("vector %d (cf %s name %x): got %08x, want %08x", i, f[0], name, got, want)
 		}
 		lengths[len(name)] = true
@@ -113,11 +131,12 @@ func TestDentryHashKnownAnswers(t *testing.T) {
 			t.Errorf("no vector of length %d", n)
 		}
 	}
-	if highBytes < 100 || casefoldChecked < 10 {
-		t.Errorf("thin coverage: %d with bytes >= 0x80, %d casefolded", highBytes, casefoldChecked)
+	if highBytes < 100 || casefolded < 100 || casefoldHigh < 50 || foldRaw == 0 || foldChanged < 50 {
+		t.Errorf("thin coverage: %d with bytes >= 0x80, %d casefolded (%d with bytes >= 0x80, %d hashed raw, %d changed by folding)",
+			highBytes, casefolded, casefoldHigh, foldRaw, foldChanged)
 	}
-	t.Logf("%d vectors, %d casefolded ones checked, %d need a Unicode casefold", len(rows),
-		casefoldChecked, casefoldSkipped)
+	t.Logf("%d vectors: %d casefolded (%d with bytes >= 0x80, %d hashed raw, %d changed by folding)",
+		len(rows), casefolded, casefoldHigh, foldRaw, foldChanged)
 }
 
 func TestSiphashReferenceVectors(t *testing.T) {
