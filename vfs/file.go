@@ -1,0 +1,224 @@
+package vfs
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vfslab/vfslab/dcache"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+)
+
+// filpCache accounts struct file (the "filp" slab, 232 bytes in 6.x).
+var filpCache = kmem.NewCache("filp", 232)
+
+// File is struct file: an open file description.
+type File struct {
+	path  Path
+	inode *Inode
+	flags int    // f_flags
+	mode  uint32 // f_mode (FMODE_*)
+	// posMu is f_pos_lock, taken by read, write, lseek and getdents
+	// (fdget_pos) so that they see and advance one position.
+	posMu sync.Mutex
+	pos   int64
+	count atomic.Int64 // f_count
+	// Op is f_op, copied from the inode's i_fop when opened.
+	Op FileOperations
+	// Private is private_data, the filesystem's per-open data.
+	Private any
+	cred    *fscrypt.Cred // f_cred
+}
+
+// Cred returns f_cred, the credentials of the process that opened the
+// file.
+func (f *File) Cred() *fscrypt.Cred { return f.cred }
+
+// Path returns f_path.
+func (f *File) Path() Path { return f.path }
+
+// Dentry returns f_path.dentry (file_dentry).
+func (f *File) Dentry() *Dentry { return f.path.Dentry }
+
+// Inode returns f_inode.
+func (f *File) Inode() *Inode { return f.inode }
+
+// Flags returns f_flags.
+func (f *File) Flags() int { return f.flags }
+
+// FMode returns f_mode.
+func (f *File) FMode() uint32 { return f.mode }
+
+// Pos returns f_pos (a racy snapshot).
+func (f *File) Pos() int64 {
+	f.posMu.Lock()
+	defer f.posMu.Unlock()
+	return f.pos
+}
+
+// String is the canonical one-line dump.
+func (f *File) String() string {
+	return fmt.Sprintf("file %q flags=%#o mode=%#x pos=%d ino=%d", f.path.Dentry.Name().Name, f.flags, f.mode, f.Pos(), f.inode.Ino())
+}
+
+// allocFile is alloc_empty_file. Errors: ENOMEM.
+func allocFile(t *kernel.Task, flags int) (*File, error) {
+	if err := filpCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
+		return nil, err
+	}
+	f := &File{flags: flags}
+	f.count.Store(1)
+	// OPEN_FMODE: O_RDONLY -> read, O_WRONLY -> write, O_RDWR -> both.
+	f.mode = uint32((flags + 1) & O_ACCMODE)
+	return f, nil
+}
+
+// get takes a reference (get_file).
+func (f *File) get() *File { f.count.Add(1); return f }
+
+// fput drops a reference; the last one releases the file (__fput).
+func (f *File) fput(t *kernel.Task) {
+	if f.count.Add(-1) != 0 {
+		return
+	}
+	fput(t, f)
+}
+
+// fput is __fput: ->release, then the path's references.
+func fput(t *kernel.Task, f *File) {
+	defer t.Trace("__fput")()
+	if f.mode&FMODE_OPENED != 0 && f.Op != nil {
+		f.Op.Release(t, f.inode, f)
+	}
+	dcache.Dput(t, f.path.Dentry)
+	filpCache.Free(&t.Ctx)
+}
+
+// fsStruct is struct fs_struct: a process's root and working directory,
+// each with a reference. It is replaced as a whole (chdir), so that
+// RCU-walk reads a consistent pair without a lock.
+type fsStruct struct {
+	root, pwd Path
+}
+
+// Proc is a process: its file descriptor table, its root and working
+// directory and its credentials. Its syscalls may be called from many
+// tasks (threads) at once.
+type Proc struct {
+	Sys *System
+	PID int
+	// Cred is the process's credentials, for the key ioctls.
+	Cred *fscrypt.Cred
+
+	fsMu sync.Mutex
+	fs   atomic.Pointer[fsStruct]
+
+	filesMu sync.Mutex
+	fds     []*File
+}
+
+// NewProc starts a process whose root and working directory are the root
+// of the namespace, with root's credentials (fscrypt.RootCred) unless
+// cred is given.
+func (s *System) NewProc(t *kernel.Task, cred *fscrypt.Cred) *Proc {
+	if cred == nil {
+		c := *fscrypt.RootCred
+		cred = &c
+	}
+	p := &Proc{Sys: s, PID: int(s.nextPID.Add(1)), Cred: cred}
+	root := s.RootMount()
+	if root != nil {
+		r := Path{root, root.Root}
+		dcache.Dget(t, r.Dentry)
+		dcache.Dget(t, r.Dentry)
+		p.fs.Store(&fsStruct{root: r, pwd: r})
+	}
+	return p
+}
+
+// Exit closes every file of the process and drops its root and working
+// directory (do_exit's exit_files and exit_fs).
+func (p *Proc) Exit(t *kernel.Task) {
+	p.filesMu.Lock()
+	fds := p.fds
+	p.fds = nil
+	p.filesMu.Unlock()
+	for _, f := range fds {
+		if f != nil {
+			f.fput(t)
+		}
+	}
+	p.fsMu.Lock()
+	fs := p.fs.Swap(nil)
+	p.fsMu.Unlock()
+	if fs != nil {
+		dcache.Dput(t, fs.root.Dentry)
+		dcache.Dput(t, fs.pwd.Dentry)
+	}
+}
+
+// installFd is get_unused_fd_flags + fd_install: the lowest free
+// descriptor. Errors: EMFILE past 1<<20 descriptors.
+func (p *Proc) installFd(f *File) (int, error) {
+	p.filesMu.Lock()
+	defer p.filesMu.Unlock()
+	for i, g := range p.fds {
+		if g == nil {
+			p.fds[i] = f
+			return i, nil
+		}
+	}
+	if len(p.fds) >= 1<<20 {
+		return -1, errno.EMFILE
+	}
+	p.fds = append(p.fds, f)
+	return len(p.fds) - 1, nil
+}
+
+// fdget returns the file of fd with a reference (fdget). Errors: EBADF.
+func (p *Proc) fdget(fd int) (*File, error) {
+	p.filesMu.Lock()
+	defer p.filesMu.Unlock()
+	if fd < 0 || fd >= len(p.fds) || p.fds[fd] == nil {
+		return nil, errno.EBADF
+	}
+	return p.fds[fd].get(), nil
+}
+
+// closeFd removes fd from the table (file_close_fd). Errors: EBADF.
+func (p *Proc) closeFd(fd int) (*File, error) {
+	p.filesMu.Lock()
+	defer p.filesMu.Unlock()
+	if fd < 0 || fd >= len(p.fds) || p.fds[fd] == nil {
+		return nil, errno.EBADF
+	}
+	f := p.fds[fd]
+	p.fds[fd] = nil
+	for len(p.fds) > 0 && p.fds[len(p.fds)-1] == nil {
+		p.fds = p.fds[:len(p.fds)-1]
+	}
+	return f, nil
+}
+
+// File returns the open file of fd with a reference the caller drops with
+// PutFile: for hooks and tests that look at a file's state. Errors: EBADF.
+func (p *Proc) File(fd int) (*File, error) { return p.fdget(fd) }
+
+// PutFile drops a reference from File.
+func PutFile(t *kernel.Task, f *File) { f.fput(t) }
+
+// OpenFiles returns the number of open descriptors.
+func (p *Proc) OpenFiles() int {
+	p.filesMu.Lock()
+	defer p.filesMu.Unlock()
+	n := 0
+	for _, f := range p.fds {
+		if f != nil {
+			n++
+		}
+	}
+	return n
+}

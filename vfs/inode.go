@@ -1,0 +1,333 @@
+package vfs
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vfslab/vfslab/dcache"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+)
+
+// Dentry is the VFS dentry: dcache's dentry over the VFS inode, so that
+// d_inode_rcu is one atomic load of a *Inode.
+type Dentry = dcache.Dentry[Inode]
+
+// inodeCache accounts struct inode (about 600 bytes on x86-64 in Linux
+// 6.x; a filesystem's own part, such as ext4_inode_info, is accounted by
+// the filesystem).
+var inodeCache = kmem.NewCache("inode_cache", 600)
+
+// Inode is struct inode (include/linux/fs.h). The fields the lockless
+// fast paths read (i_flags, i_size, i_nlink, i_crypt_info) are atomics;
+// i_mode's file type never changes once the inode is published. A
+// filesystem creates inodes with NewInode and keeps its own data in
+// Private.
+type Inode struct {
+	// i_crypt_info (fscrypt's per-inode key), published with a release
+	// store and read with an acquire load.
+	fscrypt.InfoSlot
+	// i_dentry and i_lock.
+	aliases dcache.Aliases[Inode]
+
+	ino     uint64
+	mode    uint32
+	uid     uint32
+	blkbits uint8
+	flags   atomic.Uint32 // i_flags: S_ENCRYPTED, S_CASEFOLD, S_DEAD, ...
+	nlink   atomic.Uint32
+	size    atomic.Int64
+	count   atomic.Int32 // i_count
+	link    atomic.Pointer[string]
+
+	// ilock orders the decision to evict against igrab (the inode_hash_lock
+	// and I_FREEING of the kernel).
+	ilock   sync.Mutex
+	freeing bool
+
+	sb *SuperBlock
+
+	// Rwsem is i_rwsem: the directory lock of namespace operations and the
+	// lock of size changes.
+	Rwsem sync.RWMutex
+	// Op is i_op, Fop is i_fop.
+	Op  InodeOperations
+	Fop FileOperations
+	// Private is the filesystem's inode data (the container of the
+	// kernel's vfs_inode, or i_private).
+	Private any
+}
+
+// NewInode allocates an inode of sb (new_inode): mode is the file type and
+// permission bits, ino its number, blocks of sb's block size, one
+// reference (the caller's), nlink 1. The filesystem sets Op, Fop and
+// Private before it makes the inode visible. Errors: ENOMEM.
+func NewInode(t *kernel.Task, sb *SuperBlock, ino uint64, mode uint32) (*Inode, error) {
+	if err := inodeCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
+		return nil, err
+	}
+	i := &Inode{ino: ino, mode: mode, sb: sb, blkbits: sb.blkbits}
+	i.count.Store(1)
+	i.nlink.Store(1)
+	return i, nil
+}
+
+// InodeKmemCache returns the kmem cache inodes are accounted to.
+func InodeKmemCache() *kmem.Cache { return inodeCache }
+
+// Ino is i_ino (fscrypt.Inode).
+func (i *Inode) Ino() uint64 { return i.ino }
+
+// Mode is i_mode (fscrypt.Inode).
+func (i *Inode) Mode() uint32 { return i.mode }
+
+// Blkbits is i_blkbits (fscrypt.Inode).
+func (i *Inode) Blkbits() uint8 { return i.blkbits }
+
+// IsEncrypted is IS_ENCRYPTED (fscrypt.Inode): one atomic load.
+func (i *Inode) IsEncrypted() bool { return i.flags.Load()&S_ENCRYPTED != 0 }
+
+// IsCasefolded is IS_CASEFOLDED (fscrypt.Inode).
+func (i *Inode) IsCasefolded() bool { return i.flags.Load()&S_CASEFOLD != 0 }
+
+// IsDeadDir is IS_DEADDIR (fscrypt.DeadDir): a removed directory.
+func (i *Inode) IsDeadDir() bool { return i.flags.Load()&S_DEAD != 0 }
+
+// OwnerUID is i_uid (fscrypt.Owner).
+func (i *Inode) OwnerUID() uint32 { return i.uid }
+
+// SetOwner sets i_uid.
+func (i *Inode) SetOwner(uid uint32) { i.uid = uid }
+
+// SuperBlock is i_sb as fscrypt sees it (fscrypt.Inode).
+func (i *Inode) SuperBlock() fscrypt.SuperBlock { return i.sb }
+
+// SB is i_sb.
+func (i *Inode) SB() *SuperBlock { return i.sb }
+
+// Flags returns i_flags.
+func (i *Inode) Flags() uint32 { return i.flags.Load() }
+
+// SetFlags sets bits in i_flags (inode_set_flags).
+func (i *Inode) SetFlags(f uint32) {
+	for {
+		o := i.flags.Load()
+		if i.flags.CompareAndSwap(o, o|f) {
+			return
+		}
+	}
+}
+
+// ClearFlags clears bits in i_flags.
+func (i *Inode) ClearFlags(f uint32) {
+	for {
+		o := i.flags.Load()
+		if i.flags.CompareAndSwap(o, o&^f) {
+			return
+		}
+	}
+}
+
+// Size returns i_size (i_size_read).
+func (i *Inode) Size() int64 { return i.size.Load() }
+
+// SetSize sets i_size (i_size_write); the caller holds i_rwsem.
+func (i *Inode) SetSize(n int64) { i.size.Store(n) }
+
+// Nlink returns i_nlink.
+func (i *Inode) Nlink() uint32 { return i.nlink.Load() }
+
+// SetNlink sets i_nlink (set_nlink).
+func (i *Inode) SetNlink(n uint32) { i.nlink.Store(n) }
+
+// IncNlink is inc_nlink.
+func (i *Inode) IncNlink() { i.nlink.Add(1) }
+
+// DropNlink is drop_nlink.
+func (i *Inode) DropNlink(t *kernel.Task) {
+	for {
+		n := i.nlink.Load()
+		if n == 0 {
+			t.WarnOn(true, "drop_nlink: inode->i_nlink == 0")
+			return
+		}
+		if i.nlink.CompareAndSwap(n, n-1) {
+			return
+		}
+	}
+}
+
+// ClearNlink is clear_nlink.
+func (i *Inode) ClearNlink() { i.nlink.Store(0) }
+
+// Count returns i_count (a racy snapshot).
+func (i *Inode) Count() int32 { return i.count.Load() }
+
+// Link returns the cached symlink target (i_link), or "" and false.
+func (i *Inode) Link() (string, bool) {
+	if p := i.link.Load(); p != nil {
+		return *p, true
+	}
+	return "", false
+}
+
+// SetLink caches a symlink target (i_link) if none is cached yet
+// (cmpxchg_release, as fscrypt_get_symlink does).
+func (i *Inode) SetLink(target string) { i.link.CompareAndSwap(nil, &target) }
+
+// ClearLink drops the cached target.
+func (i *Inode) ClearLink() { i.link.Store(nil) }
+
+// IsDir, IsReg and IsLnk test the file type (S_ISDIR, S_ISREG, S_ISLNK).
+func (i *Inode) IsDir() bool { return i.mode&S_IFMT == S_IFDIR }
+
+// IsReg reports S_ISREG.
+func (i *Inode) IsReg() bool { return i.mode&S_IFMT == S_IFREG }
+
+// IsLnk reports S_ISLNK.
+func (i *Inode) IsLnk() bool { return i.mode&S_IFMT == S_IFLNK }
+
+// Aliases returns the inode's alias list and i_lock (for the dcache).
+func (i *Inode) Aliases() *dcache.Aliases[Inode] { return &i.aliases }
+
+// String is the canonical one-line dump:
+//
+//	inode 12 mode=0100644 nlink=1 size=5 count=1 flags=ENCRYPTED key=yes
+func (i *Inode) String() string {
+	if i == nil {
+		return "inode <nil>"
+	}
+	f := i.flags.Load()
+	var fl string
+	for _, n := range []struct {
+		bit  uint32
+		name string
+	}{{S_DEAD, "DEAD"}, {S_ENCRYPTED, "ENCRYPTED"}, {S_CASEFOLD, "CASEFOLD"}, {S_APPEND, "APPEND"}, {S_IMMUTABLE, "IMMUTABLE"}} {
+		if f&n.bit != 0 {
+			if fl != "" {
+				fl += "|"
+			}
+			fl += n.name
+		}
+	}
+	if fl == "" {
+		fl = "0"
+	}
+	key := "-"
+	if i.IsEncrypted() {
+		key = "no"
+		if i.CryptInfo() != nil {
+			key = "yes"
+		}
+	}
+	return fmt.Sprintf("inode %d mode=%#o nlink=%d size=%d count=%d flags=%s key=%s",
+		i.ino, i.mode, i.nlink.Load(), i.size.Load(), i.count.Load(), fl, key)
+}
+
+// Ihold takes a reference on an inode the caller already holds one on
+// (ihold).
+func Ihold(inode *Inode) {
+	if inode.count.Add(1) < 2 {
+		panic("ihold on an inode without references")
+	}
+}
+
+// Igrab takes a reference unless the inode is being evicted (igrab), for
+// a filesystem that finds an inode through its own tables.
+func Igrab(inode *Inode) bool {
+	inode.ilock.Lock()
+	defer inode.ilock.Unlock()
+	if inode.freeing {
+		return false
+	}
+	inode.count.Add(1)
+	return true
+}
+
+// Iput drops a reference (iput). When the last one goes, an inode with no
+// links left is evicted (the filesystem's EvictInode frees its data, and
+// fscrypt_put_encryption_info its key); a linked inode whose master key
+// was removed loses its key (fscrypt_drop_inode, then eviction of the
+// in-core state, after which the key is set up again on the next use if
+// it is back).
+func Iput(t *kernel.Task, inode *Inode) {
+	if inode == nil {
+		return
+	}
+	n := inode.count.Add(-1)
+	if n > 0 {
+		return
+	}
+	if n < 0 {
+		t.WarnOn(true, "iput: inode has no reference")
+		return
+	}
+	inode.ilock.Lock()
+	if inode.count.Load() != 0 || inode.freeing {
+		inode.ilock.Unlock()
+		return
+	}
+	if inode.nlink.Load() == 0 {
+		inode.freeing = true
+		inode.ilock.Unlock()
+		evict(t, inode)
+		return
+	}
+	if inode.IsEncrypted() && fscrypt.DropInode(inode) {
+		// The key was removed: forget the in-core key (the kernel frees
+		// the whole inode and reads it again later).
+		fscrypt.PutEncryptionInfo(t, inode)
+		inode.link.Store(nil)
+	}
+	inode.ilock.Unlock()
+}
+
+// evict is evict(): the filesystem's ->evict_inode, then the key.
+func evict(t *kernel.Task, inode *Inode) {
+	defer t.Trace("evict")()
+	if op := inode.sb.op; op != nil {
+		op.EvictInode(t, inode)
+	}
+	fscrypt.PutEncryptionInfo(t, inode)
+	inodeCache.Free(&t.Ctx)
+}
+
+// EvictIfUnused drops the in-core key of an inode nothing holds, as the
+// kernel evicts an unused inode from the inode cache (for
+// fscrypt_operations.DropInode after a key removal). It returns false if
+// the inode is in use.
+func EvictIfUnused(t *kernel.Task, inode *Inode) bool {
+	inode.ilock.Lock()
+	defer inode.ilock.Unlock()
+	if inode.count.Load() != 0 {
+		return false
+	}
+	if inode.IsEncrypted() && fscrypt.DropInode(inode) {
+		fscrypt.PutEncryptionInfo(t, inode)
+		inode.link.Store(nil)
+	}
+	return true
+}
+
+// dentryType is d_flags_for_inode: the DCACHE_*_TYPE of an inode.
+func dentryType(i *Inode) dcache.Flags {
+	switch i.mode & S_IFMT {
+	case S_IFDIR:
+		return dcache.DirectoryType
+	case S_IFLNK:
+		return dcache.SymlinkType
+	case S_IFREG:
+		return dcache.RegularType
+	}
+	return dcache.SpecialType
+}
+
+// inodeOps tells the dcache about VFS inodes.
+var inodeOps = dcache.InodeOps[Inode]{
+	Aliases: func(i *Inode) *dcache.Aliases[Inode] { return &i.aliases },
+	Type:    dentryType,
+	Iput:    Iput,
+	Ino:     func(i *Inode) uint64 { return i.ino },
+}

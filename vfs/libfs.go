@@ -1,0 +1,75 @@
+package vfs
+
+import (
+	"github.com/vfslab/vfslab/dcache"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+)
+
+// ShrinkDcacheInode is shrink_dcache_inode (fs/crypto/keyring.c): drop the
+// unused dentries below a directory, and the unused dentries of the
+// inode itself (d_prune_aliases), so that an inode whose key was removed
+// can be evicted and its plaintext names forgotten.
+//
+// The dcache exports no d_prune_aliases; this one kills aliases found by
+// d_find_any_alias while the first is unused (an alias in use stops it,
+// which can leave unused hard-link aliases behind).
+func ShrinkDcacheInode(t *kernel.Task, inode *Inode) {
+	c := inode.sb.sys.Dcache
+	if inode.IsDir() {
+		if d := dcache.DFindAnyAlias(t, c, inode); d != nil {
+			dcache.ShrinkDcacheParent(t, d)
+			dcache.Dput(t, d)
+		}
+	}
+	for range 64 {
+		d := dcache.DFindAnyAlias(t, c, inode)
+		if d == nil {
+			return
+		}
+		if d.Count() != 1 || d.IsRoot() {
+			dcache.Dput(t, d)
+			return
+		}
+		dcache.DDrop(t, d)
+		dcache.Dput(t, d)
+	}
+}
+
+// Chdir is chdir(2). Errors: ENOENT, ENOTDIR, and the walk's.
+func (p *Proc) Chdir(t *kernel.Task, path string) (err error) {
+	defer t.Recover(&err)
+	defer t.Trace("do_chdir")()
+	t.Inc(EvSyscall)
+	pa, err := p.lookupPath(t, AT_FDCWD, path, LOOKUP_FOLLOW|LOOKUP_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	p.fsMu.Lock()
+	old := p.fs.Load()
+	if old == nil {
+		p.fsMu.Unlock()
+		pa.put(t)
+		return errno.ENOENT
+	}
+	p.fs.Store(&fsStruct{root: old.root, pwd: pa})
+	p.fsMu.Unlock()
+	old.pwd.put(t)
+	return nil
+}
+
+// LookupDentry resolves path for in-kernel users and tests
+// (kern_path): the dentry with a reference the caller drops with
+// dcache.Dput. follow follows a trailing symlink.
+func (p *Proc) LookupDentry(t *kernel.Task, path string, follow bool) (d *Dentry, err error) {
+	defer t.Recover(&err)
+	var flags uint32
+	if follow {
+		flags = LOOKUP_FOLLOW
+	}
+	pa, err := p.lookupPath(t, AT_FDCWD, path, flags)
+	if err != nil {
+		return nil, err
+	}
+	return pa.Dentry, nil
+}

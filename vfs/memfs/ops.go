@@ -1,0 +1,581 @@
+package memfs
+
+import (
+	"github.com/vfslab/vfslab/dcache"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/hooks"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/vfs"
+)
+
+// dirOps are a directory's inode operations.
+type dirOps struct {
+	vfs.NoInodeOps
+	fs *FS
+}
+
+// Lookup is ->lookup (ext4_lookup's shape): prepare the name with
+// fscrypt_prepare_lookup, find it, and splice the inode (or nil) into the
+// dentry. As ext4 does, a directory or symlink whose context the
+// encrypted parent does not permit is refused with EPERM.
+func (o dirOps) Lookup(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, flags uint32) (*vfs.Dentry, error) {
+	defer t.Trace("memfs_lookup")()
+	if len(d.Name().Name) > vfs.NAME_MAX {
+		return nil, errno.ENAMETOOLONG
+	}
+	var fname fscrypt.Name
+	err := hooks.FscryptPrepareLookup(t, dir, d, &fname)
+	if err == errno.ENOENT {
+		return dcache.DSpliceAlias(t, nil, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e := findEntry(dir, &fname)
+	fscrypt.FreeFilename(t, &fname)
+	var inode *vfs.Inode
+	if e != nil && vfs.Igrab(e.inode) {
+		inode = e.inode
+		if dir.IsEncrypted() && (inode.IsDir() || inode.IsLnk()) && !fscrypt.HasPermittedContext(t, dir, inode) {
+			t.Printk("memfs: Inconsistent encryption contexts: %d/%d", dir.Ino(), inode.Ino())
+			vfs.Iput(t, inode)
+			return nil, errno.EPERM
+		}
+	}
+	alias, err := dcache.DSpliceAlias(t, inode, d)
+	if err != nil && inode != nil {
+		vfs.Iput(t, inode)
+	}
+	return alias, err
+}
+
+// Create is ->create.
+func (o dirOps) Create(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint32, excl bool) error {
+	defer t.Trace("memfs_create")()
+	if err := hooks.FscryptPrepareCreate(t, dir); err != nil {
+		return err
+	}
+	inode, err := o.fs.newInode(t, dir, mode&^vfs.S_IFMT|vfs.S_IFREG)
+	if err != nil {
+		return err
+	}
+	if err := instantiate(t, dir, d, inode); err != nil {
+		discard(t, inode)
+		return err
+	}
+	return nil
+}
+
+// Mkdir is ->mkdir.
+func (o dirOps) Mkdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint32) error {
+	defer t.Trace("memfs_mkdir")()
+	if err := hooks.FscryptPrepareCreate(t, dir); err != nil {
+		return err
+	}
+	inode, err := o.fs.newInode(t, dir, mode&^vfs.S_IFMT|vfs.S_IFDIR)
+	if err != nil {
+		return err
+	}
+	inode.SetNlink(2)
+	if err := instantiate(t, dir, d, inode); err != nil {
+		discard(t, inode)
+		return err
+	}
+	dir.IncNlink()
+	return nil
+}
+
+// Rmdir is ->rmdir (simple_rmdir): ENOTEMPTY for a directory with
+// entries. The VFS holds both directories' locks.
+func (o dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
+	defer t.Trace("memfs_rmdir")()
+	inode := d.Inode()
+	if len(infoOf(inode).entries) != 0 {
+		return errno.ENOTEMPTY
+	}
+	e, err := entryOf(t, dir, d)
+	if err != nil {
+		return err
+	}
+	removeEntry(dir, e)
+	inode.ClearNlink()
+	dir.DropNlink(t)
+	return nil
+}
+
+// Unlink is ->unlink.
+func (o dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
+	defer t.Trace("memfs_unlink")()
+	e, err := entryOf(t, dir, d)
+	if err != nil {
+		return err
+	}
+	removeEntry(dir, e)
+	d.Inode().DropNlink(t)
+	return nil
+}
+
+// Rename is ->rename (ext4_rename2's order: flags, fscrypt_prepare_rename,
+// then simple_rename's ENOTEMPTY and the move). RENAME_WHITEOUT is not
+// supported (EINVAL). The entry keeps its on-disk name only when it stays
+// where it is (RENAME_EXCHANGE); a moved entry takes the position of a new
+// one.
+func (o dirOps) Rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry, flags uint32) error {
+	defer t.Trace("memfs_rename")()
+	if flags&^(vfs.RENAME_NOREPLACE|vfs.RENAME_EXCHANGE) != 0 {
+		return errno.EINVAL
+	}
+	if !o.fs.opts.UnsafeSkipRenameHook {
+		if err := hooks.FscryptPrepareRename(t, oldDir, oldD, newDir, newD, flags); err != nil {
+			return err
+		}
+	}
+	source, target := oldD.Inode(), newD.Inode()
+	if flags&vfs.RENAME_EXCHANGE != 0 {
+		oldE, err := entryOf(t, oldDir, oldD)
+		if err != nil {
+			return err
+		}
+		newE, err := entryOf(t, newDir, newD)
+		if err != nil {
+			return err
+		}
+		oldE.inode, newE.inode = target, source
+		if oldDir != newDir && source.IsDir() != target.IsDir() {
+			if source.IsDir() {
+				oldDir.DropNlink(t)
+				newDir.IncNlink()
+			} else {
+				newDir.DropNlink(t)
+				oldDir.IncNlink()
+			}
+		}
+		return nil
+	}
+	theyAreDirs := source.IsDir()
+	if target != nil && target.IsDir() && len(infoOf(target).entries) != 0 {
+		return errno.ENOTEMPTY
+	}
+	oldE, err := entryOf(t, oldDir, oldD)
+	if err != nil {
+		return err
+	}
+	var name string
+	var newE *dirent
+	if target != nil {
+		if newE, err = entryOf(t, newDir, newD); err != nil {
+			return err
+		}
+		name = newE.name
+	} else if name, err = createName(t, newDir, newD); err != nil {
+		return err
+	}
+	if newE != nil {
+		removeEntry(newDir, newE)
+		target.DropNlink(t)
+		if theyAreDirs {
+			target.DropNlink(t)
+			oldDir.DropNlink(t)
+		}
+	} else if theyAreDirs {
+		oldDir.DropNlink(t)
+		newDir.IncNlink()
+	}
+	removeEntry(oldDir, oldE)
+	addEntry(newDir, name, source)
+	return nil
+}
+
+// Link is ->link.
+func (o dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vfs.Dentry) error {
+	defer t.Trace("memfs_link")()
+	if err := hooks.FscryptPrepareLink(t, oldD, dir, newD); err != nil {
+		return err
+	}
+	inode := oldD.Inode()
+	name, err := createName(t, dir, newD)
+	if err != nil {
+		return err
+	}
+	inode.IncNlink()
+	vfs.Ihold(inode)
+	addEntry(dir, name, inode)
+	dcache.DInstantiate(t, newD, inode)
+	return nil
+}
+
+// Symlink is ->symlink (ext4_symlink's order: fscrypt_prepare_symlink,
+// the new inode, fscrypt_encrypt_symlink). Targets up to a block.
+func (o dirOps) Symlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, target string) error {
+	defer t.Trace("memfs_symlink")()
+	diskLen, _, err := hooks.FscryptPrepareSymlink(t, dir, target, blockSize)
+	if err != nil {
+		return err
+	}
+	inode, err := o.fs.newInode(t, dir, vfs.S_IFLNK|0o777)
+	if err != nil {
+		return err
+	}
+	in := infoOf(inode)
+	if inode.IsEncrypted() {
+		sd, err := hooks.FscryptEncryptSymlink(t, inode, target, diskLen)
+		if err != nil {
+			discard(t, inode)
+			return err
+		}
+		in.target = sd
+		inode.SetSize(int64(diskLen - 1))
+	} else {
+		in.target = append([]byte(target), 0)
+		inode.SetSize(int64(len(target)))
+		inode.SetLink(target)
+	}
+	if err := instantiate(t, dir, d, inode); err != nil {
+		discard(t, inode)
+		return err
+	}
+	return nil
+}
+
+// symlinkOps are a symlink's inode operations.
+type symlinkOps struct {
+	vfs.NoInodeOps
+	fs *FS
+}
+
+// GetLink is ->get_link: the stored target, or for an encrypted symlink
+// fscrypt_get_symlink (not in RCU-walk: ECHILD, as
+// ext4_encrypted_get_link).
+func (o symlinkOps) GetLink(t *kernel.Task, d *vfs.Dentry, inode *vfs.Inode) (string, error) {
+	in := infoOf(inode)
+	if inode.IsEncrypted() {
+		if d == nil {
+			return "", vfs.ECHILD
+		}
+		return hooks.FscryptGetSymlink(t, inode, in.target)
+	}
+	return string(in.target[:len(in.target)-1]), nil
+}
+
+// Getattr is ->getattr: an encrypted symlink's size is its target's
+// (fscrypt_symlink_getattr).
+func (o symlinkOps) Getattr(t *kernel.Task, path vfs.Path, st *vfs.Stat) error {
+	inode := path.Dentry.Inode()
+	vfs.GenericFillattr(inode, st)
+	if inode.IsEncrypted() {
+		return hooks.FscryptSymlinkGetattr(t, path, st)
+	}
+	return nil
+}
+
+// fileOps are a regular file's inode operations.
+type fileOps struct {
+	vfs.NoInodeOps
+	fs *FS
+}
+
+// Setattr is ->setattr: a size change (fscrypt_prepare_setattr first). The
+// VFS holds the inode's i_rwsem.
+func (o fileOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
+	defer t.Trace("memfs_setattr")()
+	if err := hooks.FscryptPrepareSetattr(t, d, attr); err != nil {
+		return err
+	}
+	if attr.Valid&vfs.ATTR_SIZE != 0 {
+		return truncate(t, d.Inode(), attr.Size)
+	}
+	return nil
+}
+
+// fileFileOps are a regular file's file operations.
+type fileFileOps struct {
+	vfs.NoFileOps
+	fs *FS
+}
+
+// Open is ->open: ext4_file_open's fscrypt_file_open.
+func (o fileFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
+	defer t.Trace("memfs_file_open")()
+	return hooks.FscryptFileOpen(t, inode, f)
+}
+
+// ReadIter is ->read_iter.
+func (o fileFileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
+	return readData(t, f.Inode(), buf, pos)
+}
+
+// WriteIter is ->write_iter, under the inode's i_rwsem as ext4's buffered
+// write path takes it.
+func (o fileFileOps) WriteIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
+	inode := f.Inode()
+	inode.Rwsem.Lock()
+	defer inode.Rwsem.Unlock()
+	return writeData(t, inode, buf, pos, f.Flags()&vfs.O_APPEND != 0)
+}
+
+// Llseek is ->llseek: generic_file_llseek.
+func (o fileFileOps) Llseek(t *kernel.Task, f *vfs.File, off int64, whence int) (int64, error) {
+	inode := f.Inode()
+	return vfs.GenericFileLlseek(f, off, whence, inode.SB().MaxBytes(), inode.Size())
+}
+
+// UnlockedIoctl is ->unlocked_ioctl: the fscrypt ioctls.
+func (o fileFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
+	return o.fs.ioctl(t, f, cmd, arg)
+}
+
+// ioctl dispatches the fscrypt ioctls, EOPNOTSUPP without encryption
+// support.
+func (fs *FS) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
+	if fs.opts.NoEncrypt {
+		switch cmd {
+		case vfs.FS_IOC_SET_ENCRYPTION_POLICY, vfs.FS_IOC_GET_ENCRYPTION_POLICY,
+			vfs.FS_IOC_GET_ENCRYPTION_POLICY_EX, vfs.FS_IOC_GET_ENCRYPTION_NONCE,
+			vfs.FS_IOC_ADD_ENCRYPTION_KEY, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY,
+			vfs.FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS, vfs.FS_IOC_GET_ENCRYPTION_KEY_STATUS:
+			return 0, errno.EOPNOTSUPP
+		}
+		return 0, errno.ENOTTY
+	}
+	if handled, ret, err := vfs.FscryptIoctl(t, f, cmd, arg); handled {
+		return ret, err
+	}
+	return 0, errno.ENOTTY
+}
+
+// dirFileOps are a directory's file operations.
+type dirFileOps struct {
+	vfs.NoFileOps
+	fs *FS
+}
+
+// Open is ext4_dir_open: an encrypted directory's key is set up if
+// available (EIO if that fails).
+func (o dirFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
+	if inode.IsEncrypted() && hooks.FscryptPrepareReaddir(t, inode) != nil {
+		return errno.EIO
+	}
+	return nil
+}
+
+// ReadIter is generic_read_dir: EISDIR.
+func (o dirFileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
+	return 0, errno.EISDIR
+}
+
+// Llseek is dcache_dir_lseek: SEEK_SET and SEEK_CUR to a non-negative
+// position.
+func (o dirFileOps) Llseek(t *kernel.Task, f *vfs.File, off int64, whence int) (int64, error) {
+	switch whence {
+	case vfs.SEEK_CUR:
+		off += f.PosLocked()
+	case vfs.SEEK_SET:
+	default:
+		return 0, errno.EINVAL
+	}
+	if off < 0 {
+		return 0, errno.EINVAL
+	}
+	f.SetPos(off)
+	return off, nil
+}
+
+// IterateShared is ->iterate_shared: ".", "..", then the entries from
+// ctx.Pos in position order, their names decrypted (or no-key encoded
+// without the key) in an encrypted directory.
+func (o dirFileOps) IterateShared(t *kernel.Task, f *vfs.File, ctx *vfs.DirContext) error {
+	defer t.Trace("memfs_readdir")()
+	dir := f.Inode()
+	encrypted := dir.IsEncrypted()
+	if encrypted {
+		if err := hooks.FscryptPrepareReaddir(t, dir); err != nil {
+			return err
+		}
+	}
+	if !ctx.DirEmitDots(f) {
+		return nil
+	}
+	in := infoOf(dir)
+	var buf []byte
+	if encrypted {
+		var err error
+		if buf, err = fscrypt.FnameAllocBuffer(t, vfs.NAME_MAX); err != nil {
+			return err
+		}
+		defer fscrypt.FnameFreeBuffer(t, buf)
+	}
+	for _, e := range in.order {
+		if e.cookie < ctx.Pos {
+			continue
+		}
+		name := e.name
+		if encrypted {
+			n, err := fscrypt.FnameDiskToUsr(t, dir, 0, 0, []byte(e.name), buf)
+			if err != nil {
+				return err
+			}
+			name = string(buf[:n])
+		}
+		if !ctx.DirEmit(name, e.inode.Ino(), vfs.DtType(e.inode.Mode())) {
+			return nil
+		}
+		ctx.Pos = e.cookie + 1
+	}
+	return nil
+}
+
+// UnlockedIoctl is ->unlocked_ioctl: the fscrypt ioctls.
+func (o dirFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
+	return o.fs.ioctl(t, f, cmd, arg)
+}
+
+// block returns a copy of data block i as plaintext (zeros for a hole or
+// past the end). The caller holds in.mu.
+func plainBlock(t *kernel.Task, inode *vfs.Inode, in *info, i int64, out []byte) error {
+	if i >= int64(len(in.blocks)) || in.blocks[i] == nil {
+		clear(out)
+		return nil
+	}
+	copy(out, in.blocks[i])
+	if inode.IsEncrypted() {
+		return fscrypt.DecryptBlockInplace(t, inode, out, uint64(i))
+	}
+	return nil
+}
+
+// storeBlock stores plaintext block i (encrypting it for an encrypted
+// file). The caller holds in.mu.
+func storeBlock(t *kernel.Task, inode *vfs.Inode, in *info, i int64, plain []byte) error {
+	for int64(len(in.blocks)) <= i {
+		in.blocks = append(in.blocks, nil)
+	}
+	b := in.blocks[i]
+	if b == nil {
+		var err error
+		if b, err = t.Kmalloc(siteBlock, blockSize, kmem.GFPNoFS); err != nil {
+			return err
+		}
+	}
+	copy(b, plain)
+	if inode.IsEncrypted() {
+		if err := fscrypt.EncryptBlockInplace(t, inode, b, uint64(i)); err != nil {
+			if in.blocks[i] == nil {
+				t.Kfree(siteBlock, b)
+			}
+			return err
+		}
+	}
+	in.blocks[i] = b
+	return nil
+}
+
+// needKey fails an encrypted file's data access without its key.
+func needKey(inode *vfs.Inode) error {
+	if inode.IsEncrypted() && inode.CryptInfo() == nil {
+		return errno.ENOKEY
+	}
+	return nil
+}
+
+// readData reads from a regular file at *pos.
+func readData(t *kernel.Task, inode *vfs.Inode, buf []byte, pos *int64) (int, error) {
+	defer t.Trace("memfs_read_iter")()
+	if err := needKey(inode); err != nil {
+		return 0, err
+	}
+	in := infoOf(inode)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	size := inode.Size()
+	if *pos >= size || len(buf) == 0 {
+		return 0, nil
+	}
+	n := int(min(int64(len(buf)), size-*pos))
+	var blk [blockSize]byte
+	done := 0
+	for done < n {
+		p := *pos + int64(done)
+		i, off := p>>blockBits, int(p&(blockSize-1))
+		if err := plainBlock(t, inode, in, i, blk[:]); err != nil {
+			return done, err
+		}
+		done += copy(buf[done:n], blk[off:])
+	}
+	*pos += int64(n)
+	return n, nil
+}
+
+// writeData writes buf at *pos (at the end with appendMode).
+func writeData(t *kernel.Task, inode *vfs.Inode, buf []byte, pos *int64, appendMode bool) (int, error) {
+	defer t.Trace("memfs_write_iter")()
+	if len(buf) == 0 {
+		return 0, nil
+	}
+	if err := needKey(inode); err != nil {
+		return 0, err
+	}
+	in := infoOf(inode)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if appendMode {
+		*pos = inode.Size()
+	}
+	maxBytes := inode.SB().MaxBytes()
+	if *pos >= maxBytes {
+		return 0, errno.EFBIG
+	}
+	n := int(min(int64(len(buf)), maxBytes-*pos))
+	var blk [blockSize]byte
+	done := 0
+	for done < n {
+		p := *pos + int64(done)
+		i, off := p>>blockBits, int(p&(blockSize-1))
+		if err := plainBlock(t, inode, in, i, blk[:]); err != nil {
+			return done, err
+		}
+		c := copy(blk[off:], buf[done:n])
+		if err := storeBlock(t, inode, in, i, blk[:]); err != nil {
+			return done, err
+		}
+		done += c
+		if end := p + int64(c); end > inode.Size() {
+			inode.SetSize(end)
+		}
+	}
+	*pos += int64(n)
+	return n, nil
+}
+
+// truncate sets a regular file's size, freeing the blocks past it and
+// zeroing the tail of the last one.
+func truncate(t *kernel.Task, inode *vfs.Inode, size int64) error {
+	if err := needKey(inode); err != nil {
+		return err
+	}
+	in := infoOf(inode)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	nblocks := (size + blockSize - 1) >> blockBits
+	for i := nblocks; i < int64(len(in.blocks)); i++ {
+		if b := in.blocks[i]; b != nil {
+			t.Kfree(siteBlock, b)
+		}
+	}
+	if nblocks < int64(len(in.blocks)) {
+		in.blocks = in.blocks[:nblocks]
+	}
+	if off := int(size & (blockSize - 1)); off != 0 && nblocks-1 < int64(len(in.blocks)) && in.blocks[nblocks-1] != nil {
+		var blk [blockSize]byte
+		if err := plainBlock(t, inode, in, nblocks-1, blk[:]); err != nil {
+			return err
+		}
+		clear(blk[off:])
+		if err := storeBlock(t, inode, in, nblocks-1, blk[:]); err != nil {
+			return err
+		}
+	}
+	inode.SetSize(size)
+	return nil
+}

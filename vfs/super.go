@@ -1,0 +1,306 @@
+package vfs
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vfslab/vfslab/crypto"
+	"github.com/vfslab/vfslab/dcache"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fsunicode"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/patch"
+)
+
+// FileSystemType is struct file_system_type: a filesystem that can be
+// mounted.
+type FileSystemType struct {
+	// Name is the type's name ("memfs", "ext4").
+	Name string
+	// FillSuper is the filesystem's fill_super: set up sb (its root dentry
+	// with MakeRoot, sb.SetOps, sb.SetCop for encryption, sb.FsInfo) from
+	// the mount's Data. Errors fail the mount.
+	FillSuper func(t *kernel.Task, sb *SuperBlock, data any) error
+}
+
+// MountOptions are what a mount is given besides the filesystem type.
+type MountOptions struct {
+	// Source names the device or instance (s_id), "none" when empty.
+	Source string
+	// Patches selects the patch variants the superblock's code runs; the
+	// system's default set when nil.
+	Patches *patch.Set
+	// UUID is s_uuid.
+	UUID [16]byte
+	// Encoding and Strict are s_encoding and SB_ENC_STRICT_MODE_FL, for
+	// filesystems with casefolded directories.
+	Encoding *fsunicode.Map
+	Strict   bool
+	// Data is the filesystem's own mount data.
+	Data any
+}
+
+// SuperBlock is struct super_block. It implements fscrypt.SuperBlock.
+type SuperBlock struct {
+	// Type is s_type.
+	Type *FileSystemType
+	// Root is s_root, set by FillSuper.
+	Root *Dentry
+	// Encoding is s_encoding (nil: no casefolding); EncodingStrict is
+	// sb_has_strict_encoding.
+	Encoding       *fsunicode.Map
+	EncodingStrict bool
+	// FsInfo is s_fs_info, the filesystem's superblock data.
+	FsInfo any
+	// Dops are the dentry operations every dentry of the superblock gets
+	// (s_d_op), set by FillSuper before MakeRoot.
+	Dops *dcache.Operations[Inode]
+
+	id       string
+	uuid     [16]byte
+	patches  patch.Set
+	keyring  *fscrypt.Keyring
+	cop      fscrypt.Operations
+	op       SuperOperations
+	blkbits  uint8
+	maxBytes int64
+	sys      *System
+	// renameMutex is s_vfs_rename_mutex: cross-directory renames take it
+	// so that the ancestor relation lock_rename computes stays true.
+	renameMutex sync.Mutex
+	nextIno     atomic.Uint64
+	dev         uint64
+}
+
+// Dev is s_dev.
+func (sb *SuperBlock) Dev() uint64 { return sb.dev }
+
+// ID is s_id (fscrypt.SuperBlock).
+func (sb *SuperBlock) ID() string { return sb.id }
+
+// UUID is s_uuid (fscrypt.SuperBlock).
+func (sb *SuperBlock) UUID() [16]byte { return sb.uuid }
+
+// Cop is s_cop, the filesystem's fscrypt_operations (fscrypt.SuperBlock).
+func (sb *SuperBlock) Cop() fscrypt.Operations { return sb.cop }
+
+// MasterKeys is s_master_keys (fscrypt.SuperBlock).
+func (sb *SuperBlock) MasterKeys() *fscrypt.Keyring { return sb.keyring }
+
+// Patches is the superblock's patch selection (fscrypt.SuperBlock): one
+// array load away from the variant a patched function runs.
+func (sb *SuperBlock) Patches() *patch.Set { return &sb.patches }
+
+// MaxBytes is s_maxbytes (fscrypt.SuperBlock).
+func (sb *SuperBlock) MaxBytes() int64 { return sb.maxBytes }
+
+// Crypto is the machine's Crypto API (fscrypt.SuperBlock).
+func (sb *SuperBlock) Crypto() fscrypt.CryptoAPI { return sb.sys.Crypto }
+
+// System returns the machine the superblock is mounted on.
+func (sb *SuperBlock) System() *System { return sb.sys }
+
+// SetCop sets s_cop: the filesystem supports encryption.
+func (sb *SuperBlock) SetCop(cop fscrypt.Operations) { sb.cop = cop }
+
+// SetOps sets s_op.
+func (sb *SuperBlock) SetOps(op SuperOperations) { sb.op = op }
+
+// SetBlockBits sets s_blocksize_bits (12 by default) and s_maxbytes.
+func (sb *SuperBlock) SetBlockBits(bits uint8, maxBytes int64) {
+	sb.blkbits, sb.maxBytes = bits, maxBytes
+}
+
+// NextIno returns a fresh inode number (get_next_ino), starting at 2.
+func (sb *SuperBlock) NextIno() uint64 { return sb.nextIno.Add(1) + 1 }
+
+// MakeRoot makes sb's root dentry for inode (d_make_root) with sb.Dops.
+// The dentry takes over the caller's inode reference. Errors: ENOMEM.
+func (sb *SuperBlock) MakeRoot(t *kernel.Task, inode *Inode) error {
+	d, err := dcache.DMakeRoot(t, sb.sys.Dcache, inode, any(sb), sb.Dops)
+	if err != nil {
+		return err
+	}
+	sb.Root = d
+	return nil
+}
+
+// DentrySB returns the superblock of a dentry.
+func DentrySB(d *Dentry) *SuperBlock { return d.SB().(*SuperBlock) }
+
+// String is the canonical one-line dump.
+func (sb *SuperBlock) String() string {
+	enc := "none"
+	if sb.Encoding != nil {
+		enc = sb.Encoding.VersionString()
+		if sb.EncodingStrict {
+			enc += "(strict)"
+		}
+	}
+	return fmt.Sprintf("sb %s type=%s encoding=%s patches=%q keys=%d", sb.id, sb.Type.Name, enc, sb.patches.Changed(), sb.keyring.Len())
+}
+
+// Mount is struct mount: a superblock attached to the namespace at a
+// mountpoint.
+type Mount struct {
+	SB   *SuperBlock
+	Root *Dentry
+	// parent and mountpoint locate the mount: nil for the root mount.
+	parent     *Mount
+	mountpoint *Dentry
+}
+
+// String is the canonical one-line dump.
+func (m *Mount) String() string {
+	mp := "/"
+	if m.mountpoint != nil {
+		mp = fmt.Sprintf("%q", m.mountpoint.Name().Name)
+	}
+	return fmt.Sprintf("mount %s type=%s on %s", m.SB.id, m.SB.Type.Name, mp)
+}
+
+// Path is struct path: a mount and a dentry in it.
+type Path struct {
+	Mnt    *Mount
+	Dentry *Dentry
+}
+
+// mountKey finds the mount on a mountpoint (the mount hash table).
+type mountKey struct {
+	parent *Mount
+	d      *Dentry
+}
+
+// Config configures a System.
+type Config struct {
+	// Dcache configures the dentry cache (its Inodes field is set by the
+	// VFS).
+	Dcache dcache.Config[Inode]
+	// Patches is the default patch selection of mounts.
+	Patches patch.Set
+}
+
+// System is one simulated machine: the kernel (RCU, log, BUG records), the
+// Crypto API, the dentry cache and the mount table. Processes (NewProc)
+// make syscalls on it.
+type System struct {
+	K      *kernel.Kernel
+	Crypto *crypto.API
+	Dcache *dcache.Cache[Inode]
+	// Patches is the default patch selection of new mounts.
+	Patches patch.Set
+
+	mu      sync.Mutex
+	mounts  atomic.Pointer[map[mountKey]*Mount]
+	rootMnt *Mount
+	nextPID atomic.Int64
+	nextDev atomic.Uint64
+}
+
+// NewSystem returns a machine on k with the Crypto API api (a new one when
+// nil) and no filesystem mounted yet.
+func NewSystem(k *kernel.Kernel, api *crypto.API, cfg Config) *System {
+	if api == nil {
+		api = crypto.NewAPI()
+	}
+	dc := cfg.Dcache
+	dc.Inodes = inodeOps
+	s := &System{K: k, Crypto: api, Dcache: dcache.NewCache(dc), Patches: cfg.Patches}
+	m := map[mountKey]*Mount{}
+	s.mounts.Store(&m)
+	return s
+}
+
+// RootMount returns the root mount (nil before the first Mount).
+func (s *System) RootMount() *Mount {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rootMnt
+}
+
+// Mount mounts a new superblock of fs. The first mount becomes the root
+// of the namespace (target is ignored); later ones are mounted on the
+// directory target, resolved by proc. Errors: those of FillSuper and of
+// the path walk, ENOTDIR, EBUSY (target already a mountpoint).
+func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target string, opts MountOptions) (m *Mount, err error) {
+	defer t.Recover(&err)
+	defer t.Trace("do_new_mount")()
+	sb := &SuperBlock{Type: fs, id: opts.Source, uuid: opts.UUID, keyring: fscrypt.NewKeyring(),
+		blkbits: 12, maxBytes: 1 << 44, sys: s, Encoding: opts.Encoding, EncodingStrict: opts.Strict,
+		dev: s.nextDev.Add(1)}
+	if sb.id == "" {
+		sb.id = "none"
+	}
+	sb.patches = s.Patches
+	if opts.Patches != nil {
+		sb.patches = *opts.Patches
+	}
+	var mp Path
+	s.mu.Lock()
+	first := s.rootMnt == nil
+	s.mu.Unlock()
+	if !first {
+		if proc == nil {
+			return nil, errno.EINVAL
+		}
+		mp, err = proc.lookupPath(t, AT_FDCWD, target, LOOKUP_FOLLOW|LOOKUP_DIRECTORY)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := fs.FillSuper(t, sb, opts.Data); err != nil {
+		mp.put(t)
+		return nil, err
+	}
+	if sb.Root == nil {
+		mp.put(t)
+		return nil, errno.EINVAL
+	}
+	m = &Mount{SB: sb, Root: sb.Root}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if first {
+		if s.rootMnt != nil {
+			return nil, errno.EBUSY
+		}
+		s.rootMnt = m
+		return m, nil
+	}
+	old := *s.mounts.Load()
+	k := mountKey{mp.Mnt, mp.Dentry}
+	if _, busy := old[k]; busy {
+		mp.put(t)
+		return nil, errno.EBUSY
+	}
+	m.parent, m.mountpoint = mp.Mnt, mp.Dentry // the mount keeps the reference
+	nm := make(map[mountKey]*Mount, len(old)+1)
+	for kk, v := range old {
+		nm[kk] = v
+	}
+	nm[k] = m
+	s.mounts.Store(&nm)
+	mp.Dentry.SetFlags(t, dcache.Mounted)
+	return m, nil
+}
+
+// lookupMnt is __lookup_mnt: the mount on (parent, d), if any. Lockless:
+// the table is replaced, never changed in place.
+func (s *System) lookupMnt(parent *Mount, d *Dentry) *Mount {
+	return (*s.mounts.Load())[mountKey{parent, d}]
+}
+
+// Mounts returns the mounts, the root first.
+func (s *System) Mounts() []*Mount {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []*Mount{}
+	if s.rootMnt != nil {
+		out = append(out, s.rootMnt)
+	}
+	for _, m := range *s.mounts.Load() {
+		out = append(out, m)
+	}
+	return out
+}
