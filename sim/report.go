@@ -89,6 +89,7 @@ type Stats struct {
 	OpsPerSec   Summary `json:"ops_per_sec"`
 	AllocsPerOp Summary `json:"allocs_per_op"`
 	BytesPerOp  Summary `json:"bytes_per_op"`
+	MBPerSec    Summary `json:"mb_per_sec"`
 }
 
 // Stats summarizes m and compares it with base (nil for the base itself).
@@ -99,6 +100,9 @@ func (m *Measurement) Stats(base *Measurement) Stats {
 	ops, st.OpsPerSec = summarize(m.OpsPerSec)
 	_, st.AllocsPerOp = summarize(m.AllocsPerOp)
 	_, st.BytesPerOp = summarize(m.BytesPerOp)
+	if len(m.MBPerSec) > 0 {
+		_, st.MBPerSec = summarize(m.MBPerSec)
+	}
 	if base != nil && base != m {
 		bns, bs := summarize(base.NsPerOp)
 		st.NsPerOp = compare(bns, ns, bs, st.NsPerOp)
@@ -179,7 +183,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, g := range r.Groups {
 		fmt.Fprintf(w, "\nthreads=%d  ops/worker/run=%d\n", g.Threads, g.Measurements[0].Ops)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "variant\tns/op\t±\tops/s\tvs base\tp\tallocs/op\tB/op\tkmalloc/op\t")
+		fmt.Fprintln(tw, "variant\tns/op\t±\tops/s\tMB/s\tvs base\tp\tallocs/op\tB/op\tkmalloc/op\t")
 		base := g.Measurements[0]
 		for _, m := range g.Measurements {
 			st := m.Stats(base)
@@ -194,8 +198,12 @@ func (r *Report) WriteText(w io.Writer) error {
 					vs = "~"
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%.2f\t\n",
-				m.Variant, num(st.NsPerOp.Median), pct(st.NsPerOp), num(st.OpsPerSec.Median),
+			mbs := ""
+			if len(m.MBPerSec) > 0 {
+				mbs = num(st.MBPerSec.Median)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%.2f\t\n",
+				m.Variant, num(st.NsPerOp.Median), pct(st.NsPerOp), num(st.OpsPerSec.Median), mbs,
 				vs, p, st.AllocsPerOp.Median, st.BytesPerOp.Median, m.Kmallocs)
 		}
 		tw.Flush()

@@ -57,6 +57,7 @@ type Measurement struct {
 	OpsPerSec   []float64 // total operations / wall time: throughput
 	AllocsPerOp []float64 // Go heap allocations per operation (runtime.MemStats)
 	BytesPerOp  []float64 // Go heap bytes per operation
+	MBPerSec    []float64 `json:",omitempty"` // data throughput, for workloads that move data (Sizer)
 	// From the counting run, per operation:
 	Events map[string]float64
 	// Kmalloc-level accounting per operation from the counting run.
@@ -250,6 +251,9 @@ func runThreads(cfg Config, w *Workload, params map[string]string, variants []st
 			m.OpsPerSec = append(m.OpsPerSec, total/d.Seconds())
 			m.AllocsPerOp = append(m.AllocsPerOp, float64(after.Mallocs-before.Mallocs)/total)
 			m.BytesPerOp = append(m.BytesPerOp, float64(after.TotalAlloc-before.TotalAlloc)/total)
+			if sz, ok := s.inst.(Sizer); ok {
+				m.MBPerSec = append(m.MBPerSec, total*float64(sz.BytesPerOp())/d.Seconds()/1e6)
+			}
 			if cfg.Progress != nil {
 				fmt.Fprintf(cfg.Progress, "%s %s=%s T=%d run %d/%d: %.1f ns/op %.0f ops/s\n",
 					w.Name, rep(cfg, w), variants[i], nt, r+1, cfg.Count, m.NsPerOp[r], m.OpsPerSec[r])

@@ -57,6 +57,13 @@ type Env struct {
 // not set).
 func (e *Env) Param(name string) string { return e.Params[name] }
 
+// Sizer is implemented by instances whose operations move data; the report
+// then shows throughput in MB/s.
+type Sizer interface {
+	// BytesPerOp is the number of bytes one operation reads or writes.
+	BytesPerOp() int64
+}
+
 // Instance is a system set up for a workload.
 type Instance interface {
 	// Worker prepares worker w (0 <= w < Threads) to run as task t and

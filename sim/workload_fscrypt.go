@@ -1,0 +1,286 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/crypto"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/patch"
+)
+
+// The fscrypt-level workloads run on the in-memory fscrypt test filesystem
+// (fscrypt/fstest): what they measure is fs/crypto and the Crypto API, with
+// no directory code around it.
+
+var (
+	_ = Register(&Workload{
+		Name:    "fname",
+		Summary: "encrypt then decrypt one filename (lengths 1..255 in turn) in a v2 AES-256-CTS directory",
+		Patch:   fscrypt.FnameOnstackPatch,
+		Params: []Param{
+			{Name: "engine", Default: "none", Help: "none, or async: register the modelled hardware engine above the software drivers"},
+			{Name: "len", Default: "1-255", Help: "name length, or 1-255 for every length in turn"},
+		},
+		Setup: setupFname,
+	})
+	_ = Register(&Workload{
+		Name:    "v1kdf",
+		Summary: "derive one v1 per-file key (AES-128-ECB of the master key under the file nonce)",
+		Patch:   fscrypt.V1KDFPatch,
+		Params:  []Param{{Name: "keysize", Default: "64", Help: "derived key size: 16, 32 or 64 bytes"}},
+		Setup:   setupV1KDF,
+	})
+	_ = Register(&Workload{
+		Name:    "read",
+		Summary: "read an encrypted file sequentially in 256 KiB bios, decrypting on the read path",
+		Patch:   fscrypt.CryptoBioPatch,
+		Params: []Param{
+			{Name: "mib", Default: "64", Help: "file size in MiB (one operation reads it all)"},
+			{Name: "requests", Default: "upstream", Help: "per-data-unit requests: upstream (on-stack, sync tfm) or base (kmalloc'd, as seed 003's kernel)"},
+		},
+		Setup: setupRead,
+	})
+)
+
+// fscryptFS is an fstest superblock with a v2 master key added.
+func fscryptFS(t *kernel.Task, api *crypto.API, set patch.Set) (*fstest.SB, [16]byte, error) {
+	sb := fstest.NewSB(api, set)
+	master := fstest.PlaintextStream("vfslab sim master key", 64)
+	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(master)), Raw: master}
+	arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
+	if err := fscrypt.IoctlAddKey(t, fscrypt.RootCred, sb, arg); err != nil {
+		return nil, [16]byte{}, fmt.Errorf("add key: %w", err)
+	}
+	var id [16]byte
+	copy(id[:], arg.KeySpec.U[:16])
+	return sb, id, nil
+}
+
+// encryptedInode makes an inode of sb with policy p and the given nonce, and
+// sets up its key.
+func encryptedInode(t *kernel.Task, sb *fstest.SB, p fscrypt.Policy, nonce byte, ino uint64, mode uint32) (*fstest.Inode, error) {
+	i := sb.NewInode(ino, mode)
+	i.BlockBits = 12
+	ctx := fscrypt.Context{Policy: p}
+	for j := range ctx.Nonce {
+		ctx.Nonce[j] = nonce + byte(j)
+	}
+	i.SetRawContext(ctx.Marshal())
+	if err := fscrypt.GetEncryptionInfo(t, i, false); err != nil {
+		return nil, fmt.Errorf("key setup: %w", err)
+	}
+	if !fscrypt.HasEncryptionKey(i) {
+		return nil, errno.ENOKEY
+	}
+	return i, nil
+}
+
+// v2Policy is the policy of Android and most users: AES-256-XTS contents,
+// AES-256-CTS filenames, 32-byte padding.
+func v2Policy(id [16]byte) fscrypt.Policy {
+	return fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: 1, FilenamesMode: 4, Flags: 3, Identifier: id}
+}
+
+type fnameInst struct {
+	env    *Env
+	engine *crypto.Engine
+	sb     *fstest.SB
+	dir    *fstest.Inode
+	names  [][]byte
+}
+
+func setupFname(env *Env) (Instance, error) {
+	in := &fnameInst{env: env}
+	lens := env.Param("len")
+	if lens == "1-255" {
+		for n := 1; n <= 255; n++ {
+			in.names = append(in.names, bytes.Repeat([]byte{'a' + byte(n%26)}, n))
+		}
+	} else {
+		n, err := strconv.Atoi(lens)
+		if err != nil || n < 1 || n > 255 {
+			return nil, fmt.Errorf("fname: bad len %q: want 1..255 or 1-255", lens)
+		}
+		in.names = [][]byte{bytes.Repeat([]byte{'n'}, n)}
+	}
+	t := env.K.NewTask("fname-setup")
+	defer t.Exit()
+	api := crypto.NewAPI()
+	switch env.Param("engine") {
+	case "none":
+	case "async":
+		e, err := api.RegisterEngine(t, crypto.EngineConfig{Name: "sim"})
+		if err != nil {
+			return nil, err
+		}
+		in.engine = e
+	default:
+		return nil, fmt.Errorf("fname: bad engine %q: want none or async", env.Param("engine"))
+	}
+	sb, id, err := fscryptFS(t, api, env.Patches)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	in.sb = sb
+	if in.dir, err = encryptedInode(t, sb, v2Policy(id), 1, 2, fscrypt.SIFDIR|0o755); err != nil {
+		in.Close()
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *fnameInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
+	cts := make([][]byte, len(in.names))
+	for i, n := range in.names {
+		size, _ := fscrypt.FnameEncryptedSize(in.dir, len(n), 255)
+		cts[i] = make([]byte, size)
+	}
+	buf, err := fscrypt.FnameAllocBuffer(t, 255)
+	if err != nil {
+		return nil, err
+	}
+	return func(i int) (err error) {
+		defer t.Recover(&err)
+		j := i % len(in.names)
+		if err := fscrypt.FnameEncrypt(t, in.dir, in.names[j], cts[j]); err != nil {
+			return err
+		}
+		n, err := fscrypt.FnameDiskToUsr(t, in.dir, 0, 0, cts[j], buf)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(buf[:n], in.names[j]) {
+			return fmt.Errorf("fname: round trip of a %d-byte name gave %q", len(in.names[j]), buf[:n])
+		}
+		return nil
+	}, nil
+}
+
+func (in *fnameInst) Close() error {
+	if in.engine != nil {
+		in.engine.Stop()
+	}
+	return nil
+}
+
+type v1kdfInst struct {
+	sb   *fstest.SB
+	size int
+}
+
+func setupV1KDF(env *Env) (Instance, error) {
+	size, err := strconv.Atoi(env.Param("keysize"))
+	if err != nil || (size != 16 && size != 32 && size != 64) {
+		return nil, fmt.Errorf("v1kdf: bad keysize %q: want 16, 32 or 64", env.Param("keysize"))
+	}
+	return &v1kdfInst{sb: fstest.NewSB(crypto.NewAPI(), env.Patches), size: size}, nil
+}
+
+func (in *v1kdfInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
+	master := fstest.PlaintextStream("vfslab v1 master", 64)
+	out := make([]byte, in.size)
+	var nonce [fscrypt.FileNonceSize]byte
+	nonce[15] = byte(w)
+	return func(i int) (err error) {
+		defer t.Recover(&err)
+		nonce[0], nonce[1] = byte(i), byte(i>>8)
+		return fscrypt.DeriveV1Key(t, in.sb, master, nonce, out)
+	}, nil
+}
+
+func (in *v1kdfInst) Close() error { return nil }
+
+type readInst struct {
+	env  *Env
+	file *fstest.Inode
+	disk []byte
+	rps  []*fscrypt.ReadPath
+}
+
+func setupRead(env *Env) (Instance, error) {
+	mib, err := strconv.Atoi(env.Param("mib"))
+	if err != nil || mib <= 0 || mib > 8192 {
+		return nil, fmt.Errorf("read: bad mib %q", env.Param("mib"))
+	}
+	set := env.Patches
+	switch r := env.Param("requests"); r {
+	case "upstream", "base":
+		set = set.MustWith(fscrypt.FnameOnstackPatch, r)
+	default:
+		return nil, fmt.Errorf("read: bad requests %q: want upstream or base", r)
+	}
+	t := env.K.NewTask("read-setup")
+	defer t.Exit()
+	sb, id, err := fscryptFS(t, crypto.NewAPI(), set)
+	if err != nil {
+		return nil, err
+	}
+	in := &readInst{env: env}
+	if in.file, err = encryptedInode(t, sb, v2Policy(id), 7, 12, fscrypt.SIFREG|0o644); err != nil {
+		return nil, err
+	}
+	size := mib << 20
+	in.disk = make([]byte, size)
+	folio := block.NewFolio(0, 0)
+	folio.Host = fscrypt.Inode(in.file)
+	for off := 0; off < size; off += block.PageSize {
+		folio.Index = uint64(off / block.PageSize)
+		fillPage(folio.Data, folio.Index)
+		bounce, err := fscrypt.EncryptPagecacheBlocks(t, folio, block.PageSize, 0)
+		if err != nil {
+			return nil, err
+		}
+		copy(in.disk[off:], bounce)
+		fscrypt.FreeBouncePage(t, bounce)
+	}
+	return in, nil
+}
+
+// fillPage fills a page with a pattern that depends on its index, so a
+// wrongly decrypted page is detected.
+func fillPage(p []byte, index uint64) {
+	for i := range p {
+		p[i] = byte(uint64(i)*131 + index*7 + uint64(i>>8))
+	}
+}
+
+func (in *readInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
+	rp, err := fscrypt.NewReadPath(in.env.K, in.file, 0, in.disk, fscrypt.ReadPathOptions{Count: t.Ev != nil})
+	if err != nil {
+		return nil, err
+	}
+	in.rps = append(in.rps, rp)
+	dst := make([]byte, len(in.disk))
+	want := make([]byte, block.PageSize)
+	last := uint64(len(in.disk)/block.PageSize) - 1
+	return func(i int) (err error) {
+		defer t.Recover(&err)
+		if err := rp.Read(t, dst, 0); err != nil {
+			return err
+		}
+		for _, idx := range []uint64{0, last} {
+			fillPage(want, idx)
+			if !bytes.Equal(dst[idx*block.PageSize:(idx+1)*block.PageSize], want) {
+				return fmt.Errorf("read: page %d decrypted wrong", idx)
+			}
+		}
+		return nil
+	}, nil
+}
+
+// BytesPerOp is the file size: one operation reads the whole file.
+func (in *readInst) BytesPerOp() int64 { return int64(len(in.disk)) }
+
+func (in *readInst) Close() error {
+	for _, rp := range in.rps {
+		rp.Close()
+	}
+	return nil
+}
