@@ -107,7 +107,7 @@ func (p *Proc) Mkdir(t *kernel.Task, path string, mode uint32) (err error) {
 		return err
 	}
 	defer c.done(t)
-	return vfsMkdir(t, c.parent.Dentry.Inode(), c.dentry, mode&(S_IALLUGO)|S_IFDIR)
+	return vfsMkdir(t, c.parent.Dentry.Inode(), c.dentry, mode&0o1777|S_IFDIR)
 }
 
 // vfsMkdir is vfs_mkdir.

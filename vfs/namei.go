@@ -66,7 +66,6 @@ func (nd *nameidata) setRoot() {
 // at the working directory (or dfd) otherwise.
 func (nd *nameidata) pathInit(name string, flags uint32) error {
 	nd.flags = flags
-	nd.totalLinks = 0
 	nd.lastType = LAST_ROOT
 	nd.last = dcache.Qstr{}
 	nd.lastSlash = false
@@ -634,7 +633,10 @@ func getname(name string, flags uint32) (string, error) {
 }
 
 // walk runs fn in RCU mode first and again in ref mode if it fails with
-// ECHILD (the retry of filename_lookup, path_openat and their kin).
+// ECHILD (the retry of filename_lookup, path_openat and their kin). As in
+// the kernel, where set_nameidata runs once before both attempts, the
+// count of symlinks followed carries over from the failed RCU attempt into
+// the ref-walk.
 func (p *Proc) walk(t *kernel.Task, dfd int, fn func(nd *nameidata, flags uint32) error, flags uint32) error {
 	nd := &nameidata{t: t, p: p, sys: p.Sys}
 	if dfd != AT_FDCWD {
