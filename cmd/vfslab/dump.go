@@ -1,0 +1,1129 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vfslab/vfslab/crypto"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/ext4"
+	"github.com/vfslab/vfslab/f2fs"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fsunicode"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/patch"
+)
+
+func init() {
+	register(&command{
+		name:    "dump",
+		summary: "build one ext4 or f2fs directory and dump it block by block (debugfs htree, dump.f2fs)",
+		run:     runDump,
+	})
+}
+
+// dumpStdin is where `--names -` reads (tests replace it).
+var dumpStdin io.Reader = os.Stdin
+
+const dumpUsage = `Usage: vfslab dump ext4|f2fs [flags]
+
+Builds one directory of a simulated filesystem with the kernel's directory
+code (packages ext4 and f2fs), creating the names in order as creat(2)
+would, then prints it block by block in the spirit of debugfs' htree command
+and dump.f2fs: each block (ext4: dx root, dx node or leaf with its hash
+range; f2fs: page index, level and bucket, or the inode's inline area),
+each entry (offset and rec_len, or slot; inode, file type, hash, name), the
+checksums, and the verdict of the directory checker (in the spirit of
+e2fsck / fsck.f2fs). Names are decrypted when the key is present; with
+--no-key they are shown as the kernel shows them without the key (no-key
+names, built from the on-disk hash as readdir does).
+
+A name the kernel refuses (EEXIST for a name already there, casefolded
+alike included; EINVAL for invalid UTF-8 under --strict, or for a name
+holding '/' or NUL, which no path can carry; ENAMETOOLONG) is reported and
+skipped.
+
+Names:
+  --names FILE        one name per line ("-": standard input); empty lines
+                      are skipped
+  --count N           the names "0" .. "N-1", like seed 001's workload
+                      (default when --names is absent; N defaults to 0)
+
+Directory:
+  --casefold          a casefolded directory (utf8-12.1)
+  --strict            strict encoding: invalid UTF-8 names are refused
+  --encrypt           an fscrypt v2 directory; needs --master-key
+  --master-key HEX    the master key (16-64 bytes)
+  --filenames-mode M  AES-256-CTS-CBC (default), AES-128-CTS-CBC, Adiantum,
+                      AES-256-HCTR2
+  --padding N         filename padding 4, 8, 16 or 32 (default 32)
+  --nonce HEX         the directory's 16-byte nonce (default 00 01 .. 0f, so
+                      the ciphertexts are reproducible)
+  --no-key            dump the directory as seen without the key
+
+ext4:
+  --hash-version V    legacy, half_md4 (default), tea, or their _unsigned
+                      forms (the superblock's unsigned-hash flag); encrypted
+                      and casefolded directories always use siphash
+  --hash-seed HEX     s_hash_seed, 16 bytes (default zero: the default
+                      start values)
+  --metadata-csum     leaf checksum tails and dx tails (default true)
+  --dir-index         htree directories (default true)
+  --large-dir         three htree levels (default false)
+
+f2fs:
+  --inline            start with inline dentries (default true, the
+                      inline_dentry mount option)
+  --dir-level N       i_dir_level (default 0)
+
+Output:
+  --json              one JSON document: the directory, the refused names,
+                      one object per block with one object per entry, and
+                      the checker's verdict
+
+Exit status: 0 when the checker passes, 1 when it fails or the simulated
+kernel fails, 2 for bad usage.
+`
+
+// dumpCmd holds the flags of `vfslab dump`.
+type dumpCmd struct {
+	fsName string
+	t      *kernel.Task
+
+	namesFile                    string
+	count                        int
+	casefold, strict, encrypt    bool
+	masterKey, filenamesMode     string
+	padding                      int
+	nonce                        string
+	noKey, asJSON                bool
+	hashVersion, hashSeed        string
+	metadataCsum, dirIndex, huge bool
+	inline                       bool
+	dirLevel                     uint
+}
+
+// defaultDumpNonce is the directory nonce used without --nonce.
+const defaultDumpNonce = "000102030405060708090a0b0c0d0e0f"
+
+func runDump(args []string, stdout, stderr io.Writer) int {
+	c, rc := parseDump(args, stdout, stderr)
+	if c == nil {
+		return rc
+	}
+	k := kernel.New()
+	t := k.NewTask("vfslab-dump")
+	defer t.Exit()
+	c.t = t
+	rep, err := c.runGuarded()
+	if err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "vfslab dump %s: %v\n", c.fsName, err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "vfslab dump %s: %s\n", c.fsName, describeErr(err))
+		for _, l := range k.Log.Lines() {
+			fmt.Fprintf(stderr, "  kernel: %s\n", l)
+		}
+		return 1
+	}
+	if c.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	} else {
+		err = rep.writeText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "vfslab dump %s: %v\n", c.fsName, err)
+		return 1
+	}
+	if !rep.Check.OK {
+		return 1
+	}
+	return 0
+}
+
+// parseDump reads the command line; a nil command comes with the exit
+// status (help or a usage error).
+func parseDump(args []string, stdout, stderr io.Writer) (*dumpCmd, int) {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, dumpUsage)
+		return nil, 2
+	}
+	switch args[0] {
+	case "-h", "--help", "-help", "help":
+		fmt.Fprint(stdout, dumpUsage)
+		return nil, 0
+	case "ext4", "f2fs":
+	default:
+		fmt.Fprintf(stderr, "vfslab dump: unknown filesystem %q: want ext4 or f2fs\n\n%s", args[0], dumpUsage)
+		return nil, 2
+	}
+	c := &dumpCmd{fsName: args[0]}
+	fs := flag.NewFlagSet("dump "+c.fsName, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, dumpUsage) }
+	fs.StringVar(&c.namesFile, "names", "", "file of names, one per line (-: stdin)")
+	fs.IntVar(&c.count, "count", 0, "create the names 0 .. N-1")
+	fs.BoolVar(&c.casefold, "casefold", false, "casefolded directory")
+	fs.BoolVar(&c.strict, "strict", false, "strict encoding")
+	fs.BoolVar(&c.encrypt, "encrypt", false, "fscrypt v2 directory")
+	fs.StringVar(&c.masterKey, "master-key", "", "master key, hex")
+	fs.StringVar(&c.filenamesMode, "filenames-mode", "AES-256-CTS-CBC", "filenames encryption mode")
+	fs.IntVar(&c.padding, "padding", 32, "filename padding: 4, 8, 16 or 32")
+	fs.StringVar(&c.nonce, "nonce", defaultDumpNonce, "directory nonce, 16 bytes hex")
+	fs.BoolVar(&c.noKey, "no-key", false, "dump without the key")
+	fs.BoolVar(&c.asJSON, "json", false, "print JSON")
+	if c.fsName == "ext4" {
+		fs.StringVar(&c.hashVersion, "hash-version", "half_md4", "default hash version")
+		fs.StringVar(&c.hashSeed, "hash-seed", "", "s_hash_seed, 16 bytes hex")
+		fs.BoolVar(&c.metadataCsum, "metadata-csum", true, "metadata_csum feature")
+		fs.BoolVar(&c.dirIndex, "dir-index", true, "dir_index feature")
+		fs.BoolVar(&c.huge, "large-dir", false, "large_dir feature")
+	} else {
+		fs.BoolVar(&c.inline, "inline", true, "inline dentries")
+		fs.UintVar(&c.dirLevel, "dir-level", 0, "i_dir_level")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, 0
+		}
+		return nil, 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "vfslab dump %s: unexpected arguments %q\n", c.fsName, fs.Args())
+		return nil, 2
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if err := c.validate(given); err != nil {
+		fmt.Fprintf(stderr, "vfslab dump %s: %v\n", c.fsName, err)
+		return nil, 2
+	}
+	return c, 0
+}
+
+// validate checks the flag combinations.
+func (c *dumpCmd) validate(given map[string]bool) error {
+	if given["names"] && given["count"] {
+		return usageError{"--names and --count exclude each other"}
+	}
+	if c.count < 0 || c.count > 1<<20 {
+		return usageError{fmt.Sprintf("--count %d: want 0 .. %d", c.count, 1<<20)}
+	}
+	if c.strict && !c.casefold {
+		return usageError{"--strict needs --casefold"}
+	}
+	if !c.encrypt {
+		for _, f := range []string{"master-key", "filenames-mode", "padding", "nonce", "no-key"} {
+			if given[f] {
+				return usageError{fmt.Sprintf("--%s needs --encrypt", f)}
+			}
+		}
+	} else if c.masterKey == "" {
+		return usageError{"--encrypt needs --master-key"}
+	}
+	switch c.padding {
+	case 4, 8, 16, 32:
+	default:
+		return usageError{fmt.Sprintf("--padding %d: want 4, 8, 16 or 32", c.padding)}
+	}
+	return nil
+}
+
+func (c *dumpCmd) runGuarded() (rep *dumpReport, err error) {
+	defer c.t.Recover(&err)
+	names, err := c.names()
+	if err != nil {
+		return nil, err
+	}
+	var um *fsunicode.Map
+	if c.casefold {
+		if um, err = fsunicode.Load("12.1.0"); err != nil {
+			return nil, fmt.Errorf("utf8_load(12.1.0): %w", err)
+		}
+	}
+	var crypt *dumpCrypt
+	if c.encrypt {
+		if crypt, err = c.setupCrypt(); err != nil {
+			return nil, err
+		}
+	}
+	if c.fsName == "ext4" {
+		return c.ext4(names, um, crypt)
+	}
+	return c.f2fs(names, um, crypt)
+}
+
+// names returns the names to create.
+func (c *dumpCmd) names() ([][]byte, error) {
+	if c.namesFile == "" {
+		out := make([][]byte, c.count)
+		for i := range out {
+			out[i] = []byte(strconv.Itoa(i))
+		}
+		return out, nil
+	}
+	var raw []byte
+	var err error
+	if c.namesFile == "-" {
+		raw, err = io.ReadAll(dumpStdin)
+	} else {
+		raw, err = os.ReadFile(c.namesFile)
+	}
+	if err != nil {
+		return nil, usageError{fmt.Sprintf("--names: %v", err)}
+	}
+	var out [][]byte
+	for _, l := range bytes.Split(raw, []byte("\n")) {
+		if len(l) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// vfsRefuses is what the VFS answers before the filesystem sees a name:
+// no path component is empty, holds '/' or NUL, and "." and ".." exist.
+func vfsRefuses(name []byte) error {
+	switch {
+	case len(name) == 0:
+		return errno.ENOENT
+	case bytes.IndexByte(name, '/') >= 0 || bytes.IndexByte(name, 0) >= 0:
+		return errno.EINVAL
+	case string(name) == "." || string(name) == "..":
+		return errno.EEXIST
+	}
+	return nil
+}
+
+// dumpCrypt is an encrypted directory's fscrypt side: the directory inode
+// with its key set up, and the same inode on a superblock whose keyring
+// lacks the key.
+type dumpCrypt struct {
+	withKey, noKey *fstest.Inode
+}
+
+// setupCrypt adds the master key and makes the directory's fscrypt inodes
+// (a v2 policy; contents mode paired with the filenames mode as the kernel
+// requires).
+func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
+	t := c.t
+	key, err := parseHex("--master-key", c.masterKey, -1)
+	if err != nil {
+		return nil, err
+	}
+	if len(key) < fscrypt.MinKeySize || len(key) > fscrypt.MaxKeySize {
+		return nil, usageError{fmt.Sprintf("--master-key: %d bytes, want %d-%d", len(key), fscrypt.MinKeySize, fscrypt.MaxKeySize)}
+	}
+	nonce, err := parseHex("--nonce", c.nonce, fscrypt.FileNonceSize)
+	if err != nil {
+		return nil, err
+	}
+	fm, err := fscrypt.ParseMode(c.filenamesMode)
+	if err != nil {
+		return nil, usageError{"--filenames-mode: " + err.Error()}
+	}
+	var contents int
+	switch fm.Num {
+	case fscrypt.ModeAES256CTS, fscrypt.ModeAES256HCTR2:
+		contents = fscrypt.ModeAES256XTS
+	case fscrypt.ModeAES128CTS:
+		contents = fscrypt.ModeAES128CBC
+	case fscrypt.ModeAdiantum:
+		contents = fscrypt.ModeAdiantum
+	default:
+		return nil, usageError{fmt.Sprintf("--filenames-mode %s is not a filenames mode", fm)}
+	}
+	pad := map[int]uint8{4: fscrypt.PolicyFlagsPad4, 8: fscrypt.PolicyFlagsPad8, 16: fscrypt.PolicyFlagsPad16, 32: fscrypt.PolicyFlagsPad32}[c.padding]
+	fsb := fstest.NewSB(crypto.NewAPI(), patch.Set{})
+	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(key)), Raw: key}
+	arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
+	if err := fscrypt.IoctlAddKey(t, fscrypt.RootCred, fsb, arg); err != nil {
+		return nil, fmt.Errorf("FS_IOC_ADD_ENCRYPTION_KEY: %w", err)
+	}
+	p := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: uint8(contents), FilenamesMode: uint8(fm.Num), Flags: pad}
+	copy(p.Identifier[:], arg.KeySpec.U[:fscrypt.KeyIdentifierSize])
+	ctx := fscrypt.Context{Policy: p}
+	copy(ctx.Nonce[:], nonce)
+	ino := uint64(12)
+	if c.fsName == "f2fs" {
+		ino = f2fsDumpIno
+	}
+	mk := func(sb *fstest.SB) *fstest.Inode {
+		i := sb.NewInode(ino, fscrypt.SIFDIR|0o755)
+		i.BlockBits = 12
+		i.Casefold = c.casefold
+		i.SetRawContext(ctx.Marshal())
+		return i
+	}
+	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(fstest.NewSB(crypto.NewAPI(), patch.Set{}))}
+	if err := fscrypt.GetEncryptionInfo(t, d.withKey, false); err != nil {
+		return nil, fmt.Errorf("key setup: %w", err)
+	}
+	if !fscrypt.HasEncryptionKey(d.withKey) {
+		return nil, fmt.Errorf("key setup: %w", errno.ENOKEY)
+	}
+	return d, nil
+}
+
+// Inode numbers of the dumped directories: ext4's directory is inode 12
+// under the root (2); f2fs's is inode 4 under its root (3). Created names
+// get the following numbers.
+const (
+	ext4DumpIno, ext4RootIno = 12, 2
+	f2fsDumpIno, f2fsRootIno = 4, 3
+)
+
+// dumpReport is the dump of one directory; it is the JSON form.
+type dumpReport struct {
+	FS      string        `json:"fs"`
+	Dir     dumpDir       `json:"dir"`
+	Created int           `json:"created"`
+	Refused []dumpRefusal `json:"refused"`
+	Blocks  []dumpBlock   `json:"blocks"`
+	Check   dumpCheck     `json:"check"`
+
+	// The directory dumped (for tests).
+	ext4Dir *ext4.Inode
+	f2fsDir *f2fs.Inode
+}
+
+// dumpDir describes the directory inode.
+type dumpDir struct {
+	Ino       uint32 `json:"ino"`
+	Size      int64  `json:"size"`
+	Blocks    int    `json:"blocks"`
+	Casefold  bool   `json:"casefold"`
+	Strict    bool   `json:"strict,omitempty"`
+	Encrypt   bool   `json:"encrypt"`
+	Key       bool   `json:"key,omitempty"`
+	Filenames string `json:"filenames_mode,omitempty"`
+	Padding   int    `json:"padding,omitempty"`
+	// ext4
+	Htree        *bool  `json:"htree,omitempty"`
+	HashVersion  string `json:"hash_version,omitempty"`
+	HashSeed     string `json:"hash_seed,omitempty"`
+	MetadataCsum *bool  `json:"metadata_csum,omitempty"`
+	// f2fs
+	Inline   *bool   `json:"inline,omitempty"`
+	Depth    *uint32 `json:"depth,omitempty"`
+	DirLevel *uint32 `json:"dir_level,omitempty"`
+	// Line is the package's canonical one-line dump of the inode.
+	Line string `json:"line"`
+}
+
+// dumpRefusal is a name the kernel refused to create.
+type dumpRefusal struct {
+	Name    string `json:"name,omitempty"` // when valid UTF-8
+	NameHex string `json:"name_hex"`
+	Error   string `json:"error"`
+
+	raw []byte
+}
+
+// dumpBlock is one directory block (or f2fs's inline area).
+type dumpBlock struct {
+	// Block is the logical block (ext4) or page index (f2fs); -1 for the
+	// inline area.
+	Block int64 `json:"block"`
+	// Phys is the device block.
+	Phys uint32 `json:"phys,omitempty"`
+	// Kind: ext4 "dx_root", "dx_node", "leaf" or "hole"; f2fs "inline" or
+	// "dentry".
+	Kind string `json:"kind"`
+
+	// ext4 dx blocks.
+	Dot            *uint32       `json:"dot,omitempty"`
+	DotDot         *uint32       `json:"dotdot,omitempty"`
+	HashVersion    *uint8        `json:"hash_version,omitempty"`
+	InfoLength     *uint8        `json:"info_length,omitempty"`
+	IndirectLevels *uint8        `json:"indirect_levels,omitempty"`
+	Limit          int           `json:"limit,omitempty"`
+	Count          int           `json:"count,omitempty"`
+	Index          []dumpDxEntry `json:"index,omitempty"`
+	DxCsum         string        `json:"dx_csum,omitempty"`
+	// ext4 leaves in an htree: the range of hashes their index entry
+	// gives them ([lo, hi); hi "" for the last leaf).
+	HashLo string `json:"hash_lo,omitempty"`
+	HashHi string `json:"hash_hi,omitempty"`
+	// Csum is the leaf's checksum tail (metadata_csum).
+	Csum string `json:"csum,omitempty"`
+
+	// f2fs: level and bucket of the block, bucket count of its level, and
+	// the slots in use.
+	Level    *uint32 `json:"level,omitempty"`
+	Bucket   *uint64 `json:"bucket,omitempty"`
+	Buckets  uint64  `json:"buckets,omitempty"`
+	Slots    int     `json:"slots,omitempty"`
+	MaxSlots int     `json:"max_slots,omitempty"`
+
+	Entries []dumpEntry `json:"entries"`
+	// Problem says where the walk of a malformed block stopped.
+	Problem string `json:"problem,omitempty"`
+}
+
+// dumpDxEntry is one dx_entry: the lowest hash of the child and its block
+// (the first entry has no hash).
+type dumpDxEntry struct {
+	Hash  string `json:"hash"`
+	Block uint32 `json:"block"`
+}
+
+// dumpEntry is one directory entry.
+type dumpEntry struct {
+	Offset   *int   `json:"offset,omitempty"` // ext4
+	Slot     *int   `json:"slot,omitempty"`   // f2fs
+	SlotsFor int    `json:"name_slots,omitempty"`
+	Ino      uint32 `json:"ino"`
+	RecLen   int    `json:"rec_len,omitempty"` // ext4
+	NameLen  int    `json:"name_len"`
+	FileType uint8  `json:"file_type"`
+	Unused   bool   `json:"unused,omitempty"`
+	// Hash and Minor: f2fs's hash_code, ext4's stored hashes
+	// (HashStored) or the htree hash the kernel computes for the name.
+	Hash       string `json:"hash,omitempty"`
+	Minor      string `json:"minor,omitempty"`
+	HashStored bool   `json:"hash_stored,omitempty"`
+	// Name is the name as shown (plaintext, no-key name or the on-disk
+	// bytes) when it is valid UTF-8, NameHex its bytes; DiskHex is the
+	// on-disk bytes of an encrypted name; NoKey marks a no-key name.
+	Name    string `json:"name,omitempty"`
+	NameHex string `json:"name_hex,omitempty"`
+	DiskHex string `json:"disk_hex,omitempty"`
+	NoKey   bool   `json:"nokey,omitempty"`
+	// Error is fscrypt's answer when the name could not be shown.
+	Error string `json:"error,omitempty"`
+
+	shown []byte
+}
+
+// dumpCheck is the directory checker's verdict.
+type dumpCheck struct {
+	OK       bool     `json:"ok"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+func verdict(err error) dumpCheck {
+	if err == nil {
+		return dumpCheck{OK: true}
+	}
+	var e4 *ext4.CheckError
+	var f2 *f2fs.CheckError
+	switch {
+	case errors.As(err, &e4):
+		return dumpCheck{Problems: e4.Problems}
+	case errors.As(err, &f2):
+		return dumpCheck{Problems: f2.Problems}
+	}
+	return dumpCheck{Problems: []string{describeErr(err)}}
+}
+
+// showName renders a name: quoted when it is printable UTF-8, else x and
+// its hex.
+func showName(name []byte) string {
+	if utf8.Valid(name) {
+		ok := true
+		for _, r := range string(name) {
+			if r < 0x20 || r == 0x7f {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return strconv.Quote(string(name))
+		}
+	}
+	return "x" + hex.EncodeToString(name)
+}
+
+// nameOf fills the name fields of e from the on-disk bytes disk: with an
+// encrypted directory, fscrypt_fname_disk_to_usr's answer (the plaintext
+// with the key, a no-key name without it) given the hashes readdir would
+// pass.
+func nameOf(t *kernel.Task, e *dumpEntry, disk []byte, encrypted, hasKey bool, diskToUsr func(hash, minor uint32, in, out []byte) (int, error), hash, minor uint32) {
+	shown := disk
+	if encrypted && !(string(disk) == "." || string(disk) == "..") {
+		e.DiskHex = hex.EncodeToString(disk)
+		buf := make([]byte, 256)
+		if n, err := diskToUsr(hash, minor, disk, buf); err == nil {
+			shown = buf[:n]
+			e.NoKey = !hasKey
+		} else {
+			e.Error = describeErr(err)
+			return
+		}
+	}
+	e.shown = shown
+	if utf8.Valid(shown) {
+		e.Name = string(shown)
+	}
+	e.NameHex = hex.EncodeToString(shown)
+}
+
+func (c *dumpCmd) create(add func(name []byte, ino uint32) error, names [][]byte, firstIno uint32, rep *dumpReport) {
+	ino := firstIno
+	for _, n := range names {
+		err := vfsRefuses(n)
+		if err == nil {
+			err = add(n, ino)
+		}
+		if err != nil {
+			f := dumpRefusal{NameHex: hex.EncodeToString(n), Error: describeErr(err), raw: n}
+			if utf8.Valid(n) {
+				f.Name = string(n)
+			}
+			rep.Refused = append(rep.Refused, f)
+			continue
+		}
+		rep.Created++
+		ino++
+	}
+}
+
+func (c *dumpCmd) fillDirCommon(d *dumpDir, crypt *dumpCrypt) {
+	d.Casefold, d.Strict, d.Encrypt = c.casefold, c.strict, c.encrypt
+	if crypt != nil {
+		d.Key = !c.noKey
+		m, _ := fscrypt.ParseMode(c.filenamesMode)
+		d.Filenames = m.FriendlyName
+		d.Padding = c.padding
+	}
+}
+
+// ---- ext4 ----
+
+func (c *dumpCmd) ext4(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error) {
+	t := c.t
+	sb := ext4.NewSuperBlock()
+	sb.MetadataCsum, sb.DirIndex, sb.LargeDir = c.metadataCsum, c.dirIndex, c.huge
+	ver, err := parseHashVersion(c.hashVersion)
+	if err != nil || ver == ext4.DxHashSiphash {
+		return nil, usageError{fmt.Sprintf("--hash-version %q: want legacy, half_md4, tea or their _unsigned forms", c.hashVersion)}
+	}
+	sb.DefHashVersion, sb.HashUnsigned = ver, 0
+	if ver > ext4.DxHashTEA {
+		// s_def_hash_version keeps the signed number; EXT2_FLAGS_UNSIGNED_HASH
+		// selects the unsigned forms (s_hash_unsigned = 3).
+		sb.DefHashVersion, sb.HashUnsigned = ver-3, 3
+	}
+	var seed [16]byte
+	if c.hashSeed != "" {
+		s, err := parseHex("--hash-seed", strings.ReplaceAll(c.hashSeed, "-", ""), 16)
+		if err != nil {
+			return nil, err
+		}
+		copy(seed[:], s)
+	}
+	sb.HashSeed = ext4.HashSeedWords(&seed)
+	if need := uint32(ext4DumpIno + 1 + len(names)); need > sb.InodesCount {
+		sb.InodesCount = need
+	}
+	if um != nil {
+		sb.Encoding = um
+		if c.strict {
+			sb.EncodingFlags |= ext4.EncStrictModeFL
+		}
+	}
+	dir := ext4.NewDirInode(sb, ext4DumpIno, 0, 0o755)
+	if c.casefold {
+		dir.Flags |= ext4.CasefoldFL
+	}
+	if crypt != nil {
+		dir.Flags |= ext4.EncryptFL
+		dir.Crypt = ext4.FscryptNames{Dir: crypt.withKey}
+	}
+	if err := ext4.InitNewDir(t, dir, ext4RootIno); err != nil {
+		return nil, err
+	}
+	rep := &dumpReport{FS: "ext4", Refused: []dumpRefusal{}, ext4Dir: dir}
+	c.create(func(n []byte, ino uint32) error { return ext4.AddEntry(t, dir, n, ino, ext4.SIfreg|0o644) }, names, ext4DumpIno+1, rep)
+	if crypt != nil && c.noKey {
+		dir.Crypt = ext4.FscryptNames{Dir: crypt.noKey}
+	}
+
+	d := &rep.Dir
+	d.Ino, d.Size, d.Blocks = dir.Ino, dir.Size, int(dir.Size/ext4.BlockSize)
+	c.fillDirCommon(d, crypt)
+	htree, csum := dir.IsDx(), sb.MetadataCsum
+	d.Htree, d.MetadataCsum = &htree, &csum
+	d.HashVersion = versionName(ext4HashVersion(dir))
+	d.HashSeed = hex.EncodeToString(seed[:])
+	d.Line = dir.String()
+
+	kinds := ext4BlockKinds(dir)
+	for lblk := uint32(0); lblk < uint32(d.Blocks); lblk++ {
+		rep.Blocks = append(rep.Blocks, c.ext4Block(dir, lblk, kinds[lblk]))
+	}
+	rep.Check = verdict(ext4.CheckDir(t, dir))
+	return rep, nil
+}
+
+// versionName names a DX_HASH_* value as --version spells it.
+func versionName(v uint8) string {
+	for n, x := range hashVersions {
+		if x == v {
+			return n
+		}
+	}
+	return strconv.Itoa(int(v))
+}
+
+// ext4HashVersion is the hash version the directory's names are hashed
+// with (dx_probe's choice): siphash in casefolded encrypted directories,
+// else the root's (or the superblock's default) with the unsigned flag.
+func ext4HashVersion(dir *ext4.Inode) uint8 {
+	if dir.HashInDirent() {
+		return ext4.DxHashSiphash
+	}
+	v := dir.SB.DefHashVersion
+	if b := dir.BlockAt(0); dir.IsDx() && b != nil {
+		v = b[24+4]
+	}
+	if v <= ext4.DxHashTEA {
+		v += dir.SB.HashUnsigned
+	}
+	return v
+}
+
+// ext4Kind is a block's place in the htree.
+type ext4Kind struct {
+	kind   string // "dx_root", "dx_node", "leaf"
+	lo, hi uint32
+	hasHi  bool
+	inTree bool
+}
+
+// Offsets in ext4 dx blocks (struct dx_root, struct dx_node).
+const (
+	dxRootInfoOff    = 24
+	dxNodeEntriesOff = 8
+)
+
+// ext4BlockKinds walks the htree from its root: the index blocks, and for
+// each leaf the hash range its index entry gives it. Without an htree
+// every block is a leaf.
+func ext4BlockKinds(dir *ext4.Inode) map[uint32]ext4Kind {
+	kinds := map[uint32]ext4Kind{}
+	nblocks := uint32(dir.Size / ext4.BlockSize)
+	b0 := dir.BlockAt(0)
+	if dir.IsDx() && b0 != nil {
+		kinds[0] = ext4Kind{kind: "dx_root", inTree: true}
+		levels := int(b0[dxRootInfoOff+6])
+		var walk func(b []byte, off, level int, lo, hi uint32, hasHi bool, depth int)
+		walk = func(b []byte, off, level int, lo, hi uint32, hasHi bool, depth int) {
+			if depth > 3 || off+4 > len(b) {
+				return
+			}
+			count := int(binary.LittleEndian.Uint16(b[off+2:]))
+			for i := 0; i < count && off+i*8+8 <= len(b); i++ {
+				start := lo
+				if i > 0 {
+					start = binary.LittleEndian.Uint32(b[off+i*8:])
+				}
+				end, endOK := hi, hasHi
+				if i+1 < count && off+(i+1)*8+8 <= len(b) {
+					end, endOK = binary.LittleEndian.Uint32(b[off+(i+1)*8:]), true
+				}
+				blk := binary.LittleEndian.Uint32(b[off+i*8+4:]) & 0x0fffffff
+				if _, seen := kinds[blk]; seen || blk >= nblocks {
+					continue
+				}
+				if level > 0 {
+					kinds[blk] = ext4Kind{kind: "dx_node", lo: start, hi: end, hasHi: endOK, inTree: true}
+					if cb := dir.BlockAt(blk); cb != nil {
+						walk(cb, dxNodeEntriesOff, level-1, start, end, endOK, depth+1)
+					}
+				} else {
+					kinds[blk] = ext4Kind{kind: "leaf", lo: start, hi: end, hasHi: endOK, inTree: true}
+				}
+			}
+		}
+		walk(b0, dxRootInfoOff+int(b0[dxRootInfoOff+5]), levels, 0, 0, false, 0)
+	}
+	for lblk := uint32(0); lblk < nblocks; lblk++ {
+		if _, ok := kinds[lblk]; !ok {
+			kinds[lblk] = ext4Kind{kind: "leaf"}
+		}
+	}
+	return kinds
+}
+
+func (c *dumpCmd) ext4Block(dir *ext4.Inode, lblk uint32, k ext4Kind) dumpBlock {
+	blk := dumpBlock{Block: int64(lblk), Kind: k.kind, Entries: []dumpEntry{}}
+	b := dir.BlockAt(lblk)
+	if b == nil {
+		blk.Kind = "hole"
+		return blk
+	}
+	blk.Phys = dir.PhysBlock(lblk)
+	csum := dir.SB.MetadataCsum
+	if k.kind == "dx_root" || k.kind == "dx_node" {
+		off := dxNodeEntriesOff
+		if k.kind == "dx_root" {
+			dot, dotdot := binary.LittleEndian.Uint32(b[0:]), binary.LittleEndian.Uint32(b[12:])
+			hv, il, lv := b[dxRootInfoOff+4], b[dxRootInfoOff+5], b[dxRootInfoOff+6]
+			blk.Dot, blk.DotDot, blk.HashVersion, blk.InfoLength, blk.IndirectLevels = &dot, &dotdot, &hv, &il, &lv
+			off = dxRootInfoOff + int(il)
+		}
+		if off+8 > len(b) {
+			blk.Problem = "dx entries past the block"
+			return blk
+		}
+		blk.Limit = int(binary.LittleEndian.Uint16(b[off:]))
+		blk.Count = int(binary.LittleEndian.Uint16(b[off+2:]))
+		for i := 0; i < blk.Count && off+i*8+8 <= len(b); i++ {
+			e := dumpDxEntry{Block: binary.LittleEndian.Uint32(b[off+i*8+4:]) & 0x0fffffff}
+			if i > 0 {
+				e.Hash = fmt.Sprintf("%08x", binary.LittleEndian.Uint32(b[off+i*8:]))
+			}
+			blk.Index = append(blk.Index, e)
+		}
+		if csum && off+blk.Limit*8+8 <= len(b) {
+			blk.DxCsum = fmt.Sprintf("%08x", binary.LittleEndian.Uint32(b[off+blk.Limit*8+4:]))
+		}
+		return blk
+	}
+	if k.inTree {
+		blk.HashLo = fmt.Sprintf("%08x", k.lo)
+		if k.hasHi {
+			blk.HashHi = fmt.Sprintf("%08x", k.hi)
+		}
+	}
+	t := c.t
+	end := ext4.BlockSize
+	if csum {
+		end -= ext4.DirEntryTailSize
+		blk.Csum = fmt.Sprintf("%08x", binary.LittleEndian.Uint32(b[ext4.BlockSize-4:]))
+	}
+	ver := ext4HashVersion(dir)
+	showHash := dir.SB.DirIndex || dir.HashInDirent()
+	encrypted, hasKey := dir.IsEncrypted(), dir.IsEncrypted() && dir.Crypt.HasKey()
+	for off := 0; off < end; {
+		if off+ext4.BaseDirLen > end {
+			blk.Problem = fmt.Sprintf("offset %d: dirent header runs into the tail", off)
+			break
+		}
+		recLen := ext4.RecLenFromDisk(binary.LittleEndian.Uint16(b[off+4:]), ext4.BlockSize, ext4.BlockSize)
+		nameLen := int(b[off+6])
+		if recLen < 8 || off+recLen > end || off+8+nameLen > off+recLen {
+			blk.Problem = fmt.Sprintf("offset %d: bad rec_len %d (name_len %d)", off, recLen, nameLen)
+			break
+		}
+		o := off
+		e := dumpEntry{Offset: &o, Ino: binary.LittleEndian.Uint32(b[off:]), RecLen: recLen, NameLen: nameLen, FileType: b[off+7]}
+		off += recLen
+		if e.Ino == 0 {
+			e.Unused = true
+			blk.Entries = append(blk.Entries, e)
+			continue
+		}
+		disk := b[o+8 : o+8+nameLen]
+		dot := string(disk) == "." || string(disk) == ".."
+		var hash, minor uint32
+		hashOK := false
+		switch {
+		case dir.HashInDirent() && !dot:
+			p := o + 8 + (nameLen+3)&^3
+			if p+8 <= o+recLen {
+				hash, minor = binary.LittleEndian.Uint32(b[p:]), binary.LittleEndian.Uint32(b[p+4:])
+				hashOK, e.HashStored = true, true
+			}
+		case showHash && !dir.HashInDirent():
+			hinfo := ext4.DxHashInfo{HashVersion: ver, Seed: &dir.SB.HashSeed}
+			if err := ext4.Dirhash(t, dir, disk, &hinfo); err == nil {
+				hash, minor, hashOK = hinfo.Hash, hinfo.MinorHash, true
+			}
+		}
+		if hashOK {
+			e.Hash, e.Minor = fmt.Sprintf("%08x", hash), fmt.Sprintf("%08x", minor)
+		}
+		// readdir passes the htree hash to fscrypt_fname_disk_to_usr in
+		// a dx directory, 0 in a linear one.
+		rh, rm := hash, minor
+		if !dir.SB.DirIndex && !dir.HashInDirent() {
+			rh, rm = 0, 0
+		}
+		var dtu func(h, m uint32, in, out []byte) (int, error)
+		if encrypted {
+			dtu = func(h, m uint32, in, out []byte) (int, error) { return dir.Crypt.DiskToUsr(t, h, m, in, out) }
+		}
+		nameOf(t, &e, disk, encrypted, hasKey, dtu, rh, rm)
+		blk.Entries = append(blk.Entries, e)
+	}
+	return blk
+}
+
+// ---- f2fs ----
+
+func (c *dumpCmd) f2fs(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error) {
+	t := c.t
+	sb := f2fs.NewSuperBlock()
+	sb.InlineDentry = c.inline
+	if um != nil {
+		sb.Encoding = um
+		if c.strict {
+			sb.EncodingFlags |= f2fs.EncStrictModeFL
+		}
+	}
+	if c.dirLevel > f2fs.MaxDirHashDepth {
+		return nil, usageError{fmt.Sprintf("--dir-level %d: want 0 .. %d", c.dirLevel, f2fs.MaxDirHashDepth)}
+	}
+	dir := f2fs.NewDirInode(sb, f2fsDumpIno, 0o755)
+	dir.DirLevel = uint32(c.dirLevel)
+	if c.casefold {
+		dir.Flags |= f2fs.CasefoldFL
+	}
+	if crypt != nil {
+		dir.Crypt = f2fs.FscryptNames{Dir: crypt.withKey}
+	}
+	if err := f2fs.MakeEmptyDir(t, dir, f2fsRootIno, f2fs.SIfdir|0o755); err != nil {
+		return nil, err
+	}
+	rep := &dumpReport{FS: "f2fs", Refused: []dumpRefusal{}, f2fsDir: dir}
+	c.create(func(n []byte, ino uint32) error { return f2fs.AddLink(t, dir, n, ino, f2fs.SIfreg|0o644) }, names, f2fsDumpIno+1, rep)
+	if crypt != nil && c.noKey {
+		dir.Crypt = f2fs.FscryptNames{Dir: crypt.noKey}
+	}
+
+	d := &rep.Dir
+	pages := dir.Pages()
+	d.Ino, d.Size, d.Blocks = dir.Ino, dir.Size, len(pages)
+	c.fillDirCommon(d, crypt)
+	inline, depth, level := dir.Inline, dir.CurrentDepth, dir.DirLevel
+	d.Inline, d.Depth, d.DirLevel = &inline, &depth, &level
+	d.Line = dir.String()
+
+	if dir.Inline {
+		dp := dir.InlineDentryPtr()
+		blk := dumpBlock{Block: -1, Kind: "inline"}
+		c.f2fsArea(dir, &dp, &blk)
+		rep.Blocks = append(rep.Blocks, blk)
+	}
+	for _, bidx := range pages {
+		b := dir.BlockAt(bidx)
+		blk := dumpBlock{Block: int64(bidx), Kind: "dentry"}
+		if lv, bucket, ok := f2fs.LevelOfBlock(bidx, dir.DirLevel, dir.CurrentDepth); ok {
+			blk.Level, blk.Bucket, blk.Buckets = &lv, &bucket, f2fs.DirBuckets(lv, dir.DirLevel)
+		}
+		dp := f2fs.MakeDentryPtrBlock(b)
+		c.f2fsArea(dir, &dp, &blk)
+		rep.Blocks = append(rep.Blocks, blk)
+	}
+	rep.Check = verdict(f2fs.CheckDir(t, dir))
+	return rep, nil
+}
+
+func (c *dumpCmd) f2fsArea(dir *f2fs.Inode, dp *f2fs.DentryPtr, blk *dumpBlock) {
+	t := c.t
+	blk.Entries = []dumpEntry{}
+	blk.MaxSlots = dp.Max
+	for i := 0; i < dp.Max; i++ {
+		if dp.TestBit(i) {
+			blk.Slots++
+		}
+	}
+	encrypted, hasKey := dir.IsEncrypted(), dir.IsEncrypted() && dir.Crypt.HasKey()
+	for pos := dp.FindNextBit(0); pos < dp.Max; {
+		de := dp.Entry(pos)
+		slot := pos
+		e := dumpEntry{Slot: &slot, Ino: de.Ino, NameLen: int(de.NameLen), FileType: de.FileType, Hash: fmt.Sprintf("%08x", de.HashCode)}
+		if de.NameLen == 0 {
+			e.Unused = true
+			blk.Entries = append(blk.Entries, e)
+			pos = dp.FindNextBit(pos + 1)
+			continue
+		}
+		name, ok := dp.Name(pos, int(de.NameLen))
+		if !ok || de.NameLen > f2fs.NameLen {
+			blk.Problem = fmt.Sprintf("slot %d: bad name_len %d", pos, de.NameLen)
+			break
+		}
+		e.SlotsFor = f2fs.GetDentrySlots(int(de.NameLen))
+		var dtu func(h, m uint32, in, out []byte) (int, error)
+		if encrypted {
+			dtu = func(h, m uint32, in, out []byte) (int, error) { return dir.Crypt.DiskToUsr(t, h, m, in, out) }
+		}
+		// f2fs_fill_dentries passes the stored hash_code.
+		nameOf(t, &e, name, encrypted, hasKey, dtu, de.HashCode, 0)
+		blk.Entries = append(blk.Entries, e)
+		pos = dp.FindNextBit(pos + e.SlotsFor)
+	}
+}
+
+// ---- text ----
+
+func (r *dumpReport) writeText(w io.Writer) error {
+	var b strings.Builder
+	d := &r.Dir
+	var feats []string
+	if d.Htree != nil && *d.Htree {
+		feats = append(feats, "htree")
+	}
+	if d.HashVersion != "" {
+		feats = append(feats, "hash "+d.HashVersion)
+	}
+	if d.HashSeed != "" && strings.Trim(d.HashSeed, "0") != "" {
+		feats = append(feats, "seed "+d.HashSeed)
+	}
+	if d.MetadataCsum != nil && *d.MetadataCsum {
+		feats = append(feats, "metadata_csum")
+	}
+	if d.Inline != nil {
+		if *d.Inline {
+			feats = append(feats, "inline")
+		}
+		feats = append(feats, fmt.Sprintf("depth %d", *d.Depth), fmt.Sprintf("dir_level %d", *d.DirLevel))
+	}
+	if d.Casefold {
+		cf := "casefold"
+		if d.Strict {
+			cf += " (strict)"
+		}
+		feats = append(feats, cf)
+	}
+	if d.Encrypt {
+		key := "key present"
+		if !d.Key {
+			key = "no key"
+		}
+		feats = append(feats, fmt.Sprintf("encrypt (%s, pad %d, %s)", d.Filenames, d.Padding, key))
+	}
+	unit := "block"
+	if r.FS == "f2fs" {
+		unit = "dentry block"
+	}
+	if d.Blocks != 1 {
+		unit += "s"
+	}
+	fmt.Fprintf(&b, "%s directory ino %d: size %d, %d %s", r.FS, d.Ino, d.Size, d.Blocks, unit)
+	if len(feats) > 0 {
+		fmt.Fprintf(&b, ", %s", strings.Join(feats, ", "))
+	}
+	fmt.Fprintf(&b, "\ncreated %d, refused %d\n", r.Created, len(r.Refused))
+	for _, f := range r.Refused {
+		fmt.Fprintf(&b, "  refused %s: %s\n", showName(f.raw), f.Error)
+	}
+	for i := range r.Blocks {
+		r.blockText(&b, &r.Blocks[i])
+	}
+	if r.Check.OK {
+		b.WriteString("check: ok\n")
+	} else {
+		fmt.Fprintf(&b, "check: %d problems\n", len(r.Check.Problems))
+		for _, p := range r.Check.Problems {
+			fmt.Fprintf(&b, "  %s\n", p)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r *dumpReport) blockText(b *strings.Builder, blk *dumpBlock) {
+	switch blk.Kind {
+	case "hole":
+		fmt.Fprintf(b, "block %d: hole\n", blk.Block)
+		return
+	case "dx_root", "dx_node":
+		fmt.Fprintf(b, "block %d (phys %d): %s", blk.Block, blk.Phys, blk.Kind)
+		if blk.Kind == "dx_root" {
+			fmt.Fprintf(b, ", \".\" %d, \"..\" %d, hash_version %d, info_length %d, indirect_levels %d",
+				*blk.Dot, *blk.DotDot, *blk.HashVersion, *blk.InfoLength, *blk.IndirectLevels)
+		}
+		fmt.Fprintf(b, ", limit %d, count %d", blk.Limit, blk.Count)
+		if blk.DxCsum != "" {
+			fmt.Fprintf(b, ", csum %s", blk.DxCsum)
+		}
+		b.WriteString("\n")
+		for i, e := range blk.Index {
+			h := e.Hash
+			if i == 0 {
+				h = "--------"
+			}
+			fmt.Fprintf(b, "  entry %d: hash %s -> block %d\n", i, h, e.Block)
+		}
+	case "leaf":
+		fmt.Fprintf(b, "block %d (phys %d): leaf", blk.Block, blk.Phys)
+		if blk.HashLo != "" {
+			hi := "end"
+			if blk.HashHi != "" {
+				hi = blk.HashHi
+			}
+			fmt.Fprintf(b, ", hashes %s..%s", blk.HashLo, hi)
+		}
+		if blk.Csum != "" {
+			fmt.Fprintf(b, ", csum %s", blk.Csum)
+		}
+		b.WriteString("\n")
+		for _, e := range blk.Entries {
+			if e.Unused {
+				fmt.Fprintf(b, "  %4d  unused  rec_len %d\n", *e.Offset, e.RecLen)
+				continue
+			}
+			fmt.Fprintf(b, "  %4d  ino %-6d rec_len %-4d type %d", *e.Offset, e.Ino, e.RecLen, e.FileType)
+			if e.Hash != "" {
+				stored := ""
+				if e.HashStored {
+					stored = " (stored)"
+				}
+				fmt.Fprintf(b, "  hash %s:%s%s", e.Hash, e.Minor, stored)
+			}
+			fmt.Fprintf(b, "  %s%s\n", entryName(&e), diskSuffix(&e))
+		}
+	case "inline", "dentry":
+		if blk.Kind == "inline" {
+			b.WriteString("inline dentries")
+		} else {
+			fmt.Fprintf(b, "page %d", blk.Block)
+			if blk.Level != nil {
+				fmt.Fprintf(b, ": level %d, bucket %d of %d", *blk.Level, *blk.Bucket, blk.Buckets)
+			} else {
+				b.WriteString(": beyond i_current_depth")
+			}
+		}
+		fmt.Fprintf(b, ", slots %d/%d\n", blk.Slots, blk.MaxSlots)
+		for _, e := range blk.Entries {
+			if e.Unused {
+				fmt.Fprintf(b, "  slot %3d  empty (name_len 0) hash %s ino %d\n", *e.Slot, e.Hash, e.Ino)
+				continue
+			}
+			fmt.Fprintf(b, "  slot %3d  +%d  hash %s  ino %-6d type %d  %s%s\n", *e.Slot, e.SlotsFor, e.Hash, e.Ino, e.FileType, entryName(&e), diskSuffix(&e))
+		}
+	}
+	if blk.Problem != "" {
+		fmt.Fprintf(b, "  ! %s\n", blk.Problem)
+	}
+}
+
+// entryName renders an entry's name for the text form.
+func entryName(e *dumpEntry) string {
+	if e.Error != "" {
+		return "!" + e.Error
+	}
+	return showName(e.shown)
+}
+
+// diskSuffix shows the on-disk bytes of an encrypted name.
+func diskSuffix(e *dumpEntry) string {
+	if e.DiskHex == "" {
+		return ""
+	}
+	s := "  disk " + e.DiskHex
+	if e.NoKey {
+		s = "  (no-key name)" + s
+	}
+	return s
+}
