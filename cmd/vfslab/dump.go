@@ -456,8 +456,8 @@ type dumpBlock struct {
 	Count          int           `json:"count,omitempty"`
 	Index          []dumpDxEntry `json:"index,omitempty"`
 	DxCsum         string        `json:"dx_csum,omitempty"`
-	// ext4 leaves in an htree: the range of hashes their index entry
-	// gives them ([lo, hi); hi "" for the last leaf).
+	// ext4 dx nodes and leaves in an htree: the range of hashes their
+	// index entry gives them ([lo, hi); hi "" for the last one).
 	HashLo string `json:"hash_lo,omitempty"`
 	HashHi string `json:"hash_hi,omitempty"`
 	// Csum is the leaf's checksum tail (metadata_csum).
@@ -691,7 +691,7 @@ func ext4HashVersion(dir *ext4.Inode) uint8 {
 	}
 	v := dir.SB.DefHashVersion
 	if b := dir.BlockAt(0); dir.IsDx() && b != nil {
-		v = b[24+4]
+		v = b[dxRootInfoOff+4]
 	}
 	if v <= ext4.DxHashTEA {
 		v += dir.SB.HashUnsigned
@@ -771,6 +771,12 @@ func (c *dumpCmd) ext4Block(dir *ext4.Inode, lblk uint32, k ext4Kind) dumpBlock 
 	}
 	blk.Phys = dir.PhysBlock(lblk)
 	csum := dir.SB.MetadataCsum
+	if k.inTree && k.kind != "dx_root" {
+		blk.HashLo = fmt.Sprintf("%08x", k.lo)
+		if k.hasHi {
+			blk.HashHi = fmt.Sprintf("%08x", k.hi)
+		}
+	}
 	if k.kind == "dx_root" || k.kind == "dx_node" {
 		off := dxNodeEntriesOff
 		if k.kind == "dx_root" {
@@ -796,12 +802,6 @@ func (c *dumpCmd) ext4Block(dir *ext4.Inode, lblk uint32, k ext4Kind) dumpBlock 
 			blk.DxCsum = fmt.Sprintf("%08x", binary.LittleEndian.Uint32(b[off+blk.Limit*8+4:]))
 		}
 		return blk
-	}
-	if k.inTree {
-		blk.HashLo = fmt.Sprintf("%08x", k.lo)
-		if k.hasHi {
-			blk.HashHi = fmt.Sprintf("%08x", k.hi)
-		}
 	}
 	t := c.t
 	end := ext4.BlockSize
@@ -1043,6 +1043,9 @@ func (r *dumpReport) blockText(b *strings.Builder, blk *dumpBlock) {
 			fmt.Fprintf(b, ", \".\" %d, \"..\" %d, hash_version %d, info_length %d, indirect_levels %d",
 				*blk.Dot, *blk.DotDot, *blk.HashVersion, *blk.InfoLength, *blk.IndirectLevels)
 		}
+		if blk.HashLo != "" {
+			fmt.Fprintf(b, ", hashes %s", hashRange(blk))
+		}
 		fmt.Fprintf(b, ", limit %d, count %d", blk.Limit, blk.Count)
 		if blk.DxCsum != "" {
 			fmt.Fprintf(b, ", csum %s", blk.DxCsum)
@@ -1058,11 +1061,7 @@ func (r *dumpReport) blockText(b *strings.Builder, blk *dumpBlock) {
 	case "leaf":
 		fmt.Fprintf(b, "block %d (phys %d): leaf", blk.Block, blk.Phys)
 		if blk.HashLo != "" {
-			hi := "end"
-			if blk.HashHi != "" {
-				hi = blk.HashHi
-			}
-			fmt.Fprintf(b, ", hashes %s..%s", blk.HashLo, hi)
+			fmt.Fprintf(b, ", hashes %s", hashRange(blk))
 		}
 		if blk.Csum != "" {
 			fmt.Fprintf(b, ", csum %s", blk.Csum)
@@ -1106,6 +1105,16 @@ func (r *dumpReport) blockText(b *strings.Builder, blk *dumpBlock) {
 	if blk.Problem != "" {
 		fmt.Fprintf(b, "  ! %s\n", blk.Problem)
 	}
+}
+
+// hashRange renders an htree block's hash range as lo..hi ("end" for
+// the last one).
+func hashRange(blk *dumpBlock) string {
+	hi := "end"
+	if blk.HashHi != "" {
+		hi = blk.HashHi
+	}
+	return blk.HashLo + ".." + hi
 }
 
 // entryName renders an entry's name for the text form.

@@ -220,15 +220,8 @@ func checkDumpAgainstKernel(t *testing.T, mode string, args []string) {
 			h := hex32(t, e.Hash)
 			switch {
 			case rep.FS == "ext4" && b.HashLo != "":
-				lo := hex32(t, b.HashLo)
-				if h < lo&^1 {
-					t.Errorf("block %d: hash %08x below the leaf's range %s..%s", b.Block, h, b.HashLo, b.HashHi)
-				}
-				if b.HashHi != "" {
-					hi := hex32(t, b.HashHi)
-					if h > hi&^1 || (h == hi&^1 && hi&1 == 0) {
-						t.Errorf("block %d: hash %08x above the leaf's range %s..%s", b.Block, h, b.HashLo, b.HashHi)
-					}
+				if !inHashRange(t, h, &b) {
+					t.Errorf("block %d: hash %08x outside the leaf's range %s", b.Block, h, hashRange(&b))
 				}
 			case rep.FS == "f2fs" && b.Bucket != nil:
 				if uint64(h)%b.Buckets != *b.Bucket {
@@ -284,6 +277,80 @@ func checkDumpAgainstKernel(t *testing.T, mode string, args []string) {
 	}
 	if diff := cmp.Diff(*rep, got, cmpopts.IgnoreUnexported(dumpReport{}, dumpEntry{}, dumpRefusal{})); diff != "" {
 		t.Errorf("JSON differs from the report (-report +json):\n%s", diff)
+	}
+}
+
+// inHashRange reports whether hash h belongs in an htree block whose index
+// entry gives it the range [lo, hi): a hash equal to hi (bit 0 cleared)
+// belongs there too when hi's bit 0 says the next block continues a run of
+// equal hashes.
+func inHashRange(t *testing.T, h uint32, b *dumpBlock) bool {
+	if h < hex32(t, b.HashLo)&^1 {
+		return false
+	}
+	if b.HashHi == "" {
+		return true
+	}
+	hi := hex32(t, b.HashHi)
+	return h < hi&^1 || (h == hi&^1 && hi&1 != 0)
+}
+
+// TestDumpTwoLevelHtree: 6000 names of 250 bytes make an htree with dx
+// nodes; the dump walks root -> nodes -> leaves, every block lies inside
+// its parent's hash range and every entry inside its leaf's.
+func TestDumpTwoLevelHtree(t *testing.T) {
+	names := writeNames(t, longNames(6000, 250))
+	_, rep := dumpBuild(t, "ext4", "--names", names)
+	if !rep.Check.OK || rep.Created != 6000 {
+		t.Fatalf("check %+v, created %d", rep.Check, rep.Created)
+	}
+	root := rep.Blocks[0]
+	if root.Kind != "dx_root" || root.IndirectLevels == nil || *root.IndirectLevels != 1 {
+		t.Fatalf("root: %+v", root)
+	}
+	parent := map[uint32]*dumpBlock{}
+	for i := range rep.Blocks {
+		b := &rep.Blocks[i]
+		for _, e := range b.Index {
+			parent[e.Block] = b
+		}
+	}
+	nodes, leaves, entries := 0, 0, 0
+	for i := range rep.Blocks[1:] {
+		b := &rep.Blocks[i+1]
+		p := parent[uint32(b.Block)]
+		if p == nil || b.HashLo == "" {
+			t.Fatalf("block %d (%s) is not in the tree", b.Block, b.Kind)
+		}
+		switch b.Kind {
+		case "dx_node":
+			nodes++
+			if p.Kind != "dx_root" || b.Count == 0 || b.Count > b.Limit {
+				t.Errorf("node %d: parent %s, count %d, limit %d", b.Block, p.Kind, b.Count, b.Limit)
+			}
+		case "leaf":
+			leaves++
+			if p.Kind != "dx_node" {
+				t.Errorf("leaf %d under a %s", b.Block, p.Kind)
+			}
+			if !inHashRange(t, hex32(t, b.HashLo), p) {
+				t.Errorf("leaf %d range %s outside node %d's %s", b.Block, hashRange(b), p.Block, hashRange(p))
+			}
+			for _, e := range b.Entries {
+				if e.Unused {
+					continue
+				}
+				entries++
+				if !inHashRange(t, hex32(t, e.Hash), b) {
+					t.Errorf("leaf %d: hash %s outside %s", b.Block, e.Hash, hashRange(b))
+				}
+			}
+		default:
+			t.Errorf("block %d: kind %s", b.Block, b.Kind)
+		}
+	}
+	if nodes < 2 || leaves < 508 || entries != 6000 {
+		t.Errorf("%d nodes, %d leaves, %d entries", nodes, leaves, entries)
 	}
 }
 

@@ -99,11 +99,11 @@ func parseHashVersion(s string) (uint8, error) {
 
 // hashCmd holds the flags of `vfslab hash`.
 type hashCmd struct {
-	fsName                 string
-	fs                     *flag.FlagSet
-	version, seed, sipKey  string
-	casefold, versionGiven bool
-	pos                    []string
+	fsName                string
+	fs                    *flag.FlagSet
+	version, seed, sipKey string
+	casefold              bool
+	pos                   []string
 }
 
 func runHash(args []string, stdout, stderr io.Writer) int {
@@ -146,7 +146,6 @@ func runHash(args []string, stdout, stderr io.Writer) int {
 		c.pos = append(c.pos, rest[0])
 		rest = rest[1:]
 	}
-	fs.Visit(func(f *flag.Flag) { c.versionGiven = c.versionGiven || f.Name == "version" })
 
 	k := kernel.New()
 	t := k.NewTask("vfslab-hash")
@@ -203,7 +202,7 @@ func (c *hashCmd) runGuarded(t *kernel.Task) (out string, err error) {
 // casefolded directory with --casefold (its fold step is the kernel's),
 // else ext4.Ext4fsDirhash on the bytes as given.
 func (c *hashCmd) ext4(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicode.Map) (string, error) {
-	if !c.versionGiven {
+	if c.version == "" {
 		return "", usageError{"--version is required; want one of " + strings.Join(hashVersionNames(), ", ")}
 	}
 	ver, err := parseHashVersion(c.version)
