@@ -88,10 +88,14 @@ type cipherTfm struct {
 // arguments), ENAMETOOLONG, ENOMEM (allocation of the tfm or of a child
 // failed under fault injection; nothing is leaked).
 func (api *API) AllocSkcipher(t *kernel.Task, name string, typ, mask uint32) (*Skcipher, error) {
+	defer t.Trace("crypto_alloc_skcipher")()
 	typ, mask = skcipherTypeMask(typ, mask)
 	alg, err := api.Lookup(t, name, typ, mask)
 	if err != nil {
 		return nil, err
+	}
+	if t.Tracing() {
+		t.TraceNote("%s -> %s (priority %d)", name, alg.DriverName(), alg.Priority())
 	}
 	tfm := new(Skcipher)
 	if err := api.initSkcipher(t, tfm, alg); err != nil {
@@ -107,12 +111,16 @@ func (api *API) AllocSkcipher(t *kernel.Task, name string, typ, mask uint32) (*S
 // MaxSyncSkcipherReqSize is freed with a WARN and EINVAL, as the kernel
 // does. Errors: those of AllocSkcipher, and EINVAL.
 func (api *API) AllocSyncSkcipher(t *kernel.Task, name string, typ, mask uint32) (*SyncSkcipher, error) {
+	defer t.Trace("crypto_alloc_sync_skcipher")()
 	mask |= CRYPTO_ALG_ASYNC | CRYPTO_ALG_SKCIPHER_REQSIZE_LARGE
 	typ &^= CRYPTO_ALG_ASYNC | CRYPTO_ALG_SKCIPHER_REQSIZE_LARGE
 	typ, mask = skcipherTypeMask(typ, mask)
 	alg, err := api.Lookup(t, name, typ, mask)
 	if err != nil {
 		return nil, err
+	}
+	if t.Tracing() {
+		t.TraceNote("%s -> %s (priority %d)", name, alg.DriverName(), alg.Priority())
 	}
 	s := new(SyncSkcipher)
 	if err := api.initSkcipher(t, &s.Skcipher, alg); err != nil {

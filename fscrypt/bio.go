@@ -37,6 +37,7 @@ var (
 // a wrong IV (the model reproduces the RFC's behaviour; see
 // TestCryptoBioIVInoLblk32Wrap).
 func DecryptBio(t *kernel.Task, bio *block.Bio) bool {
+	defer t.Trace("fscrypt_decrypt_bio")()
 	folio := bio.FirstFolioAll()
 	if folio == nil {
 		return true

@@ -71,6 +71,7 @@ var siteBouncePage = kmem.NewSite("fscrypt_alloc_bounce_page")
 // folio keeps its plaintext. Free the bounce page with FreeBouncePage.
 // Errors: EINVAL (alignment, or a large folio), ENOMEM, driver errors.
 func EncryptPagecacheBlocks(t *kernel.Task, folio *block.Folio, length, offs int) ([]byte, error) {
+	defer t.Trace("fscrypt_encrypt_pagecache_blocks")()
 	inode := folio.Host.(Inode)
 	ci := inode.CryptInfo()
 	duBits := uint(ci.dataUnitBits)
@@ -104,6 +105,7 @@ func FreeBouncePage(t *kernel.Task, page []byte) { t.Kfree(siteBouncePage, page)
 // place the data units of folio covering [offs, offs+len). Errors: EINVAL
 // (alignment), ENOMEM, driver errors.
 func DecryptPagecacheBlocks(t *kernel.Task, folio *block.Folio, length, offs int) error {
+	defer t.Trace("fscrypt_decrypt_pagecache_blocks")()
 	inode := folio.Host.(Inode)
 	ci := inode.CryptInfo()
 	duBits := uint(ci.dataUnitBits)

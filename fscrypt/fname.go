@@ -53,6 +53,7 @@ func FnameEncryptedSize(inode Inode, origLen, maxLen int) (int, bool) {
 // driver errors; v2 raises a kernel BUG with a driver whose request context
 // exceeds 384 bytes.
 func FnameEncrypt(t *kernel.Task, inode Inode, iname, out []byte) error {
+	defer t.Trace("fscrypt_fname_encrypt")()
 	ci := inode.CryptInfo()
 	if t.WarnOn(len(out) < len(iname), "olen < iname->len") {
 		return errENOBUFS
@@ -107,6 +108,7 @@ func FnameFreeBuffer(t *kernel.Task, buf []byte) { t.Kfree(siteFnameAllocBuf, bu
 // no-key name is encoded with the given dirhash. Errors: EUCLEAN for an
 // on-disk name shorter than 16 bytes, ENOMEM, driver errors.
 func FnameDiskToUsr(t *kernel.Task, inode Inode, hash, minorHash uint32, iname, oname []byte) (int, error) {
+	defer t.Trace("fscrypt_fname_disk_to_usr")()
 	if IsDotDotdot(iname) {
 		oname[0] = '.'
 		oname[len(iname)-1] = '.'
@@ -146,6 +148,7 @@ type Name struct {
 // afterwards. Errors: ENAMETOOLONG, ENOKEY, ENOENT (malformed no-key name),
 // ENOMEM, key setup and driver errors.
 func SetupFilename(t *kernel.Task, dir Inode, iname []byte, lookup bool, fname *Name) error {
+	defer t.Trace("fscrypt_setup_filename")()
 	*fname = Name{UsrFname: iname}
 	if !dir.IsEncrypted() || IsDotDotdot(iname) {
 		fname.DiskName = iname

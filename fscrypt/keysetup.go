@@ -359,6 +359,7 @@ func setupEncryptionInfo(t *kernel.Task, inode Inode, p *Policy, nonce [FileNonc
 // files can be listed and deleted. Errors: EINVAL (bad context or policy),
 // ENOPKG (algorithm unavailable), ENOMEM, and ->get_context errors.
 func GetEncryptionInfo(t *kernel.Task, inode Inode, allowUnsupported bool) error {
+	defer t.Trace("fscrypt_get_encryption_info")()
 	if inode.CryptInfo() != nil {
 		return nil
 	}
@@ -420,6 +421,7 @@ func RequireKey(t *kernel.Task, inode Inode) error {
 // context with SetContext once the inode has a number. Errors: ENOKEY when
 // dir is encrypted and its key is unavailable, EINVAL, ENOMEM.
 func PrepareNewInode(t *kernel.Task, dir, inode Inode) (encrypt bool, err error) {
+	defer t.Trace("fscrypt_prepare_new_inode")()
 	p, err := policyToInherit(t, dir)
 	if p == nil || err != nil {
 		return false, err
@@ -441,6 +443,7 @@ func PrepareNewInode(t *kernel.Task, dir, inode Inode) (encrypt bool, err error)
 // key set up by PrepareNewInode) through ->set_context, hashing the inode
 // number first for IV_INO_LBLK_32 since it may only now be known.
 func SetContext(t *kernel.Task, inode Inode, fsData any) error {
+	defer t.Trace("fscrypt_set_context")()
 	ci := inode.CryptInfo()
 	if ci == nil {
 		t.WarnOn(true, "!ci")

@@ -314,6 +314,7 @@ func IoctlGetNonce(t *kernel.Task, inode Inode) ([FileNonceSize]byte, error) {
 // encrypted parent is not; otherwise the two policies must be equal (two
 // unrecognized policies are tolerated so that such files can be deleted).
 func HasPermittedContext(t *kernel.Task, parent, child Inode) bool {
+	defer t.Trace("fscrypt_has_permitted_context")()
 	if !isReg(child) && !isDir(child) && !isLnk(child) {
 		return true
 	}

@@ -42,6 +42,7 @@ func PrepareSymlink(t *kernel.Task, dir Inode, target []byte, maxLen int) (diskL
 // The result is kmalloc'd (free it with FreeSymlinkData). Errors: ENOKEY,
 // ENOMEM, driver errors.
 func EncryptSymlink(t *kernel.Task, inode Inode, target []byte, diskLen int) ([]byte, error) {
+	defer t.Trace("fscrypt_encrypt_symlink")()
 	if t.WarnOn(!HasEncryptionKey(inode), "!fscrypt_has_encryption_key(inode)") {
 		return nil, errno.ENOKEY
 	}
@@ -69,6 +70,7 @@ func FreeSymlinkData(t *kernel.Task, sd []byte) { t.Kfree(siteEncryptSymlink, sd
 // Errors: EUCLEAN (corrupt target), EINVAL (not encrypted), ENOMEM, key
 // setup and driver errors.
 func GetSymlink(t *kernel.Task, inode Inode, caddr []byte) (target []byte, cacheable bool, err error) {
+	defer t.Trace("fscrypt_get_symlink")()
 	if t.WarnOn(!inode.IsEncrypted(), "!IS_ENCRYPTED(inode)") {
 		return nil, false, errno.EINVAL
 	}
