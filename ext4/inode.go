@@ -79,7 +79,8 @@ type SuperBlock struct {
 	// DefHashVersion is s_def_hash_version.
 	DefHashVersion uint8
 	// HashUnsigned is s_hash_unsigned: 3 when EXT2_FLAGS_UNSIGNED_HASH is
-	// set, else 0.
+	// set, else 0 (EXT2_FLAGS_SIGNED_HASH; ext4_fill_super also picks 0
+	// when neither flag is set, on an architecture whose char is signed).
 	HashUnsigned uint8
 	// InodesCount is s_inodes_count, the largest valid inode number.
 	InodesCount uint32
@@ -93,10 +94,18 @@ type SuperBlock struct {
 
 // NewSuperBlock returns a superblock with mke2fs's ext4 defaults for the
 // directory code: dir_index, filetype and metadata_csum on, half_md4 as the
-// default hash (unsigned on x86), a zero seed, 65536 inodes.
+// default hash, signed as mke2fs makes it on x86, a zero seed, 65536
+// inodes.
+//
+// The signedness is a property of the host that ran mke2fs, not of the
+// kernel: ext2fs_initialize (lib/ext2fs/initialize.c) sets
+// EXT2_FLAGS_SIGNED_HASH when a plain char is signed, as on x86 and
+// x86-64, and EXT2_FLAGS_UNSIGNED_HASH otherwise (arm64, powerpc);
+// ext4_fill_super turns the flag into s_hash_unsigned (0 signed, 3
+// unsigned). So the default is DX_HASH_HALF_MD4 (1), signed.
 func NewSuperBlock() *SuperBlock {
 	sb := &SuperBlock{Dev: NewDevice(), MetadataCsum: true, DirIndex: true, Filetype: true,
-		DefHashVersion: DxHashHalfMD4, HashUnsigned: 3, InodesCount: 65536, Name: "vfslab"}
+		DefHashVersion: DxHashHalfMD4, HashUnsigned: 0, InodesCount: 65536, Name: "vfslab"}
 	sb.SetUUID(sb.UUID)
 	return sb
 }

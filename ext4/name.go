@@ -7,6 +7,7 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // Encoding is what the directory code needs from the superblock's Unicode
@@ -181,52 +182,15 @@ func FreeFilename(t *kernel.Task, dir *Inode, f *Filename) {
 	}
 }
 
-// genericCIMatch is generic_ci_match (fs/libfs.c) as ext4 calls it (no
-// prealloc buffer: seed 001 passes NULL here): 1 for a match, 0 for none, or
-// an error.
-func genericCIMatch(t *kernel.Task, dir *Inode, name, folded, deName []byte, st *lookupStats) (int, error) {
-	sb := dir.SB
-	dirent := deName
-	var buf []byte
+// ciParent describes dir to generic_ci_match (vfs.GenericCIMatch), with
+// ext4's allocation site for the per-call buffer. ext4 passes no prealloc
+// buffer, whatever seed 001's variant.
+func ciParent(dir *Inode) vfs.CIParent {
+	p := vfs.CIParent{Encoding: dir.SB.Encoding, Strict: dir.SB.HasStrictEncoding(), Site: siteDecryptedName}
 	if dir.IsEncrypted() {
-		if t.WarnOn(!dir.Crypt.HasKey(), "generic_ci_match: !fscrypt_has_encryption_key(parent)") {
-			return 0, errno.EINVAL
-		}
-		var err error
-		buf, err = t.Kmalloc(siteDecryptedName, len(deName), kmem.GFPKernel)
-		if err != nil {
-			return 0, errno.ENOMEM
-		}
-		st.decrypts++
-		n, err := dir.Crypt.DiskToUsr(t, 0, 0, deName, buf[:len(deName)])
-		if err != nil {
-			t.Kfree(siteDecryptedName, buf)
-			return 0, err
-		}
-		dirent = buf[:n]
+		p.Crypt = dir.Crypt
 	}
-	res := 0
-	var err error
-	if !bytes.Equal(name, dirent) {
-		if folded != nil {
-			res, err = sb.Encoding.StrncasecmpFolded(folded, dirent)
-		} else {
-			res, err = sb.Encoding.Strncasecmp(name, dirent)
-		}
-	}
-	if buf != nil {
-		t.Kfree(siteDecryptedName, buf)
-	}
-	if err != nil {
-		if sb.HasStrictEncoding() {
-			t.Printk("Directory contains filename that is invalid UTF-8")
-		}
-		return 0, nil
-	}
-	if res == 0 {
-		return 1, nil
-	}
-	return 0, nil
+	return p
 }
 
 // match is ext4_match: a used dirent whose name matches. In a casefolded
@@ -248,7 +212,11 @@ func match(t *kernel.Task, dir *Inode, f *Filename, b []byte, off int, st *looku
 				return false
 			}
 		}
-		res, _ := genericCIMatch(t, dir, f.UsrName, f.CfName, deName, st)
+		parent := ciParent(dir)
+		if parent.Crypt != nil {
+			st.decrypts++
+		}
+		res, _ := vfs.GenericCIMatch(t, &parent, f.UsrName, f.CfName, deName, nil)
 		return res > 0
 	}
 	if f.hasCrypt {

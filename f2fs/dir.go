@@ -8,6 +8,7 @@ import (
 	"github.com/vfslab/vfslab/events"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // Events counted by the directory code, once per operation.
@@ -100,9 +101,8 @@ func corrupted(t *kernel.Task, dir *Inode, fn string, nameLen int) error {
 // The model adds one check the kernel makes in f2fs_fill_dentries but not
 // here: a name that runs past the last slot, or is longer than F2FS_NAME_LEN,
 // is EFSCORRUPTED instead of a read past the block.
-func findTargetDentry(t *kernel.Task, dir *Inode, d *DentryPtr, f *Filename, useHash bool, pre *decryptedNamePrealloc, st *lookupStats) (int, int, error) {
+func findTargetDentry(t *kernel.Task, dir *Inode, d *DentryPtr, f *Filename, useHash bool, pre *vfs.DecryptedNamePrealloc, st *lookupStats) (int, int, error) {
 	bitPos, maxLen, maxSlots := 0, 0, 0
-	fixed := dir.SB.Patches.Is(LookupPrealloc, "v4")
 	for bitPos < d.Max {
 		if !d.TestBit(bitPos) {
 			bitPos++
@@ -121,7 +121,7 @@ func findTargetDentry(t *kernel.Task, dir *Inode, d *DentryPtr, f *Filename, use
 				return -1, maxSlots, corrupted(t, dir, "f2fs_find_target_dentry", nl)
 			}
 			st.compared++
-			res, err := matchName(t, dir, f, name, pre, fixed, st)
+			res, err := matchName(t, dir, f, name, pre, st)
 			if err != nil {
 				return -1, maxSlots, err
 			}
@@ -146,9 +146,13 @@ func findTargetDentry(t *kernel.Task, dir *Inode, d *DentryPtr, f *Filename, use
 
 // matchName is f2fs_match_name: generic_ci_match when the lookup has a
 // casefolded name, else fscrypt_match_name.
-func matchName(t *kernel.Task, dir *Inode, f *Filename, deName []byte, pre *decryptedNamePrealloc, fixed bool, st *lookupStats) (bool, error) {
+func matchName(t *kernel.Task, dir *Inode, f *Filename, deName []byte, pre *vfs.DecryptedNamePrealloc, st *lookupStats) (bool, error) {
 	if f.CfName != nil {
-		res, err := genericCIMatch(t, dir, f.UsrName, f.CfName, deName, pre, fixed, st)
+		parent := ciParent(dir)
+		if parent.Crypt != nil {
+			st.decrypts++
+		}
+		res, err := vfs.GenericCIMatch(t, &parent, f.UsrName, f.CfName, deName, pre)
 		return res > 0, err
 	}
 	if f.hasCrypt {
@@ -164,7 +168,7 @@ func makeRef(d *DentryPtr, inline bool, page uint64, bitPos int) *DentryRef {
 }
 
 // findInInlineDir is f2fs_find_in_inline_dir.
-func findInInlineDir(t *kernel.Task, dir *Inode, f *Filename, useHash bool, pre *decryptedNamePrealloc, st *lookupStats) (*DentryRef, error) {
+func findInInlineDir(t *kernel.Task, dir *Inode, f *Filename, useHash bool, pre *vfs.DecryptedNamePrealloc, st *lookupStats) (*DentryRef, error) {
 	d := dir.InlineDentryPtr()
 	st.blocks++
 	pos, _, err := findTargetDentry(t, dir, &d, f, useHash, pre, st)
@@ -178,7 +182,7 @@ func findInInlineDir(t *kernel.Task, dir *Inode, f *Filename, useHash bool, pre 
 // (with useHash), or of every bucket of the level (without). A hashed miss
 // that saw room for the name remembers the level (chash/clevel) for the
 // create that usually follows.
-func findInLevel(t *kernel.Task, dir *Inode, level uint32, f *Filename, useHash bool, pre *decryptedNamePrealloc, st *lookupStats) (*DentryRef, error) {
+func findInLevel(t *kernel.Task, dir *Inode, level uint32, f *Filename, useHash bool, pre *vfs.DecryptedNamePrealloc, st *lookupStats) (*DentryRef, error) {
 	s := GetDentrySlots(len(f.DiskName))
 	nbucket := dirBuckets(level, dir.DirLevel)
 	nblock := bucketBlocks(level)
@@ -259,9 +263,9 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 	t.Inc(EvFindEntry)
 	var st lookupStats
 	defer st.flush(t)
-	var pre *decryptedNamePrealloc
+	var pre *vfs.DecryptedNamePrealloc
 	if dir.SB.Patches.Get(LookupPrealloc) != 0 {
-		pre = &decryptedNamePrealloc{}
+		pre = &vfs.DecryptedNamePrealloc{Fixed: dir.SB.Patches.Is(LookupPrealloc, "v4"), Site: sitePrealloc}
 	}
 	useHash := true
 	var de *DentryRef
@@ -295,7 +299,7 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 		break
 	}
 	if pre != nil {
-		pre.release(t)
+		pre.Release(t)
 	}
 	if de == nil {
 		dir.task = t

@@ -1,12 +1,12 @@
 package f2fs
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // Encoding is what the directory code needs from the superblock's Unicode
@@ -218,130 +218,12 @@ func FreeFilename(t *kernel.Task, dir *Inode, f *Filename) {
 	}
 }
 
-// decryptedNamePrealloc is seed 001's struct decrypted_name_prealloc
-// {name, namelen}, threaded through the lookup path of the v2 and v4
-// variants and freed at the end of __f2fs_find_entry. freed records that an
-// error path kfree'd the buffer behind the struct's back, so that reuse and
-// the final kfree are reported as KASAN would.
-type decryptedNamePrealloc struct {
-	name  []byte
-	freed bool
-}
-
-// decryptedNamePreallocMinLen is DECRYPTED_NAME_PREALLOC_MIN_LEN.
-const decryptedNamePreallocMinLen = 64
-
-// resize is decrypted_name_prealloc_resize. The posted v2 returns the old
-// buffer when wantlen >= namelen (inverted: the buffer is then too small);
-// v4 when wantlen <= namelen.
-func (p *decryptedNamePrealloc) resize(t *kernel.Task, wantlen int, fixed bool) ([]byte, error) {
-	if p.name != nil {
-		namelen := len(p.name)
-		reuse := wantlen >= namelen
-		if fixed {
-			reuse = wantlen <= namelen
-		}
-		if reuse {
-			if p.freed {
-				kasan("KASAN: slab-use-after-free", "decrypted_name_prealloc_resize", "prealloc->name reused after kfree in generic_ci_match's error path")
-			}
-			return p.name, nil
-		}
-	}
-	buf, err := t.Kmalloc(sitePrealloc, wantlen+decryptedNamePreallocMinLen, kmem.GFPKernel)
-	if err != nil {
-		return nil, err
-	}
-	p.release(t)
-	p.name = buf
-	return buf, nil
-}
-
-// release is the kfree(prealloc.name) at the end of __f2fs_find_entry (and
-// of the resize helper).
-func (p *decryptedNamePrealloc) release(t *kernel.Task) {
-	if p.name == nil {
-		return
-	}
-	if p.freed {
-		kasan("KASAN: double-free", "kfree", "prealloc->name freed twice (generic_ci_match's error path, then __f2fs_find_entry)")
-	}
-	t.Kfree(sitePrealloc, p.name)
-	p.name, p.freed = nil, false
-}
-
-// kasan raises a KASAN report that t.Recover records at the simulator
-// boundary.
-func kasan(kind, fn, msg string) {
-	panic(&kernel.Bug{Kind: kind, Func: fn, Msg: msg, Size: -1, Offset: -1})
-}
-
-// genericCIMatch is generic_ci_match (fs/libfs.c) as f2fs calls it, with
-// seed 001's prealloc argument (nil for the base variant). It returns 1 for
-// a match, 0 for none, or an error.
-//
-// In an encrypted directory the on-disk name is decrypted first into a
-// buffer of de_name_len bytes (kmalloc'd per call, or the prealloc buffer):
-// the decryption writes de_name_len bytes, which is why the buffer is
-// resliced to that length before it is handed over; a too-small buffer
-// panics there exactly as KASAN reports the overflowing write. Then the names
-// are compared exactly, then casefolded. A name that is not valid UTF-8
-// never matches; under strict encoding that is logged.
-func genericCIMatch(t *kernel.Task, dir *Inode, name, folded, deName []byte, prealloc *decryptedNamePrealloc, fixed bool, st *lookupStats) (int, error) {
-	sb := dir.SB
-	dirent := deName
-	var buf []byte
+// ciParent describes dir to generic_ci_match (vfs.GenericCIMatch), with
+// f2fs's allocation site for the per-call buffer.
+func ciParent(dir *Inode) vfs.CIParent {
+	p := vfs.CIParent{Encoding: dir.SB.Encoding, Strict: dir.SB.HasStrictEncoding(), Site: siteDecryptedName}
 	if dir.IsEncrypted() {
-		if t.WarnOn(!dir.Crypt.HasKey(), "generic_ci_match: !fscrypt_has_encryption_key(parent)") {
-			return 0, errno.EINVAL
-		}
-		var err error
-		if prealloc == nil {
-			buf, err = t.Kmalloc(siteDecryptedName, len(deName), kmem.GFPKernel)
-		} else {
-			buf, err = prealloc.resize(t, len(deName), fixed)
-		}
-		if err != nil {
-			return 0, errno.ENOMEM
-		}
-		st.decrypts++
-		out := buf[:len(deName)] // the decryption writes de_name_len bytes
-		n, err := dir.Crypt.DiskToUsr(t, 0, 0, deName, out)
-		if err != nil {
-			// Unchanged by the seed: with a prealloc buffer this frees it
-			// behind the struct's back.
-			if prealloc == nil {
-				t.Kfree(siteDecryptedName, buf)
-			} else {
-				t.Kfree(sitePrealloc, buf)
-				prealloc.freed = true
-			}
-			return 0, err
-		}
-		dirent = out[:n]
+		p.Crypt = dir.Crypt
 	}
-
-	// Attempt a case-sensitive match first.
-	res := 0
-	var err error
-	if !bytes.Equal(name, dirent) {
-		if folded != nil {
-			res, err = sb.Encoding.StrncasecmpFolded(folded, dirent)
-		} else {
-			res, err = sb.Encoding.Strncasecmp(name, dirent)
-		}
-	}
-	if prealloc == nil && buf != nil {
-		t.Kfree(siteDecryptedName, buf)
-	}
-	if err != nil {
-		if sb.HasStrictEncoding() {
-			t.Printk("Directory contains filename that is invalid UTF-8")
-		}
-		return 0, nil
-	}
-	if res == 0 {
-		return 1, nil
-	}
-	return 0, nil
+	return p
 }

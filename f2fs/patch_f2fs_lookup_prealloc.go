@@ -9,8 +9,8 @@ import "github.com/vfslab/vfslab/patch"
 // comparing the dentries of a casefolded, encrypted directory does not
 // kmalloc and kfree a decryption buffer per dentry.
 //
-// The variants change genericCIMatch's buffer (name.go) and FindEntryFname
-// (dir.go):
+// The variants change how vfs.GenericCIMatch (generic_ci_match, fs/libfs.c)
+// gets its buffer, through FindEntryFname (dir.go):
 //   - base: kmalloc(de_name_len) and kfree per compared dentry.
 //   - v2: the patch as posted. Its resize helper keeps the old buffer when
 //     wantlen >= namelen, which is inverted: a longer on-disk name than the

@@ -95,7 +95,7 @@ func TestSeed001V2OutOfBounds(t *testing.T) {
 		if !isBug || bug.Kind != "KASAN: slab-out-of-bounds" || bug.Size != 80 || bug.Offset != 208 {
 			t.Fatalf("v2: got %v (%#v), want a KASAN slab-out-of-bounds report on an 80-byte buffer", err, bug)
 		}
-		if bug.Func != "f2fs.genericCIMatch" || tk.K.Bugs.Len() != 1 || !tk.K.Log.Contains("KASAN: slab-out-of-bounds in f2fs.genericCIMatch") {
+		if bug.Func != "vfs.GenericCIMatch" || tk.K.Bugs.Len() != 1 || !tk.K.Log.Contains("KASAN: slab-out-of-bounds in vfs.GenericCIMatch") {
 			t.Fatalf("report %s; log %v", bug, tk.K.Log.Lines())
 		}
 		// Looking up an existing name stops before the long one: no report.
