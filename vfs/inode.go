@@ -58,6 +58,8 @@ type Inode struct {
 	// Private is the filesystem's inode data (the container of the
 	// kernel's vfs_inode, or i_private).
 	Private any
+	// Pad to a multiple of the cache line.
+	_ [16]byte
 }
 
 // NewInode allocates an inode of sb (new_inode): mode is the file type and

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
@@ -14,6 +15,12 @@ const (
 	walkMore                 // more components follow
 	walkNofollow             // never follow a symlink ("..")
 )
+
+// ndPool recycles nameidata: the kernel keeps it on the stack, and here it
+// would otherwise be a heap allocation per path walk (its qstr is passed to
+// the dentry operations' function values, so it escapes), whose garbage
+// collection would weigh on every multi-task benchmark.
+var ndPool = sync.Pool{New: func() any { return new(nameidata) }}
 
 // nameidata is struct nameidata (fs/namei.c): the state of one path walk.
 //
@@ -41,6 +48,9 @@ type nameidata struct {
 	totalLinks int
 	// dfd is the file a relative path starts from (nil: the cwd).
 	dfd *File
+	// Pad to a multiple of the cache line: the kernel's nameidata is on
+	// the task's stack, so two tasks' walks never share a line.
+	_ [48]byte
 }
 
 func (nd *nameidata) rcu() bool { return nd.flags&LOOKUP_RCU != 0 }
@@ -638,7 +648,12 @@ func getname(name string, flags uint32) (string, error) {
 // count of symlinks followed carries over from the failed RCU attempt into
 // the ref-walk.
 func (p *Proc) walk(t *kernel.Task, dfd int, fn func(nd *nameidata, flags uint32) error, flags uint32) error {
-	nd := &nameidata{t: t, p: p, sys: p.Sys}
+	nd := ndPool.Get().(*nameidata)
+	*nd = nameidata{t: t, p: p, sys: p.Sys}
+	defer func() {
+		*nd = nameidata{}
+		ndPool.Put(nd)
+	}()
 	if dfd != AT_FDCWD {
 		f, err := p.fdget(dfd)
 		if err != nil {
