@@ -3,6 +3,8 @@ package ext4
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
@@ -11,42 +13,91 @@ import (
 // Device is the simulated block device: numbered 4 KiB blocks; block 0 is
 // never handed out. It remembers which blocks have been checksum-verified
 // (buffer_verified), as the buffer cache does.
+//
+// A mounted filesystem shares one device between directories used by
+// different tasks at once: allocation and the verified marks take locks,
+// and Block is lock-free (the table of blocks is replaced, never changed in
+// place below its published length).
 type Device struct {
-	blocks   [][]byte
+	mu       sync.Mutex
+	blocks   atomic.Pointer[[][]byte]
 	free     []uint32
+	vmu      sync.Mutex
 	verified map[uint32]bool
 }
 
 // NewDevice returns an empty device.
-func NewDevice() *Device { return &Device{blocks: [][]byte{nil}, verified: map[uint32]bool{}} }
+func NewDevice() *Device {
+	d := &Device{verified: map[uint32]bool{}}
+	bs := [][]byte{nil}
+	d.blocks.Store(&bs)
+	return d
+}
 
 // Alloc returns a zeroed block and its address.
 func (d *Device) Alloc() (uint32, []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	bs := *d.blocks.Load()
 	if n := len(d.free); n > 0 {
 		a := d.free[n-1]
 		d.free = d.free[:n-1]
-		clear(d.blocks[a])
-		return a, d.blocks[a]
+		clear(bs[a])
+		d.Unverify(a)
+		return a, bs[a]
 	}
 	b := make([]byte, BlockSize)
-	d.blocks = append(d.blocks, b)
-	return uint32(len(d.blocks) - 1), b
+	bs = append(bs, b)
+	d.blocks.Store(&bs)
+	return uint32(len(bs) - 1), b
+}
+
+// Free returns block addr to the free list.
+func (d *Device) Free(addr uint32) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if addr != 0 && int(addr) < len(*d.blocks.Load()) {
+		d.free = append(d.free, addr)
+	}
 }
 
 // Block returns block addr (nil if never allocated).
 func (d *Device) Block(addr uint32) []byte {
-	if addr == 0 || int(addr) >= len(d.blocks) {
+	bs := *d.blocks.Load()
+	if addr == 0 || int(addr) >= len(bs) {
 		return nil
 	}
-	return d.blocks[addr]
+	return bs[addr]
+}
+
+// isVerified is buffer_verified.
+func (d *Device) isVerified(addr uint32) bool {
+	d.vmu.Lock()
+	defer d.vmu.Unlock()
+	return d.verified[addr]
+}
+
+// setVerified is set_buffer_verified.
+func (d *Device) setVerified(addr uint32) {
+	d.vmu.Lock()
+	defer d.vmu.Unlock()
+	d.verified[addr] = true
 }
 
 // Unverify forgets that block addr was verified, after a change made
 // behind the directory code's back (a test corrupting it, a raw write).
-func (d *Device) Unverify(addr uint32) { delete(d.verified, addr) }
+func (d *Device) Unverify(addr uint32) {
+	d.vmu.Lock()
+	defer d.vmu.Unlock()
+	delete(d.verified, addr)
+}
 
 // InUse returns the number of allocated blocks.
-func (d *Device) InUse() int { return len(d.blocks) - 1 - len(d.free) }
+func (d *Device) InUse() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(*d.blocks.Load()) - 1 - len(d.free)
+}
 
 // Encoding flags (s_encoding_flags; EXT4_ENC_STRICT_MODE_FL and the bit
 // that include/linux/fs.h calls SB_ENC_NO_COMPAT_FALLBACK_FL).
@@ -219,6 +270,18 @@ func (dir *Inode) appendBlock() (uint32, []byte) {
 	return lblk, b
 }
 
+// releaseBlocks gives every block of the directory back to the device
+// (its inode is being evicted).
+func (dir *Inode) releaseBlocks() {
+	for _, a := range dir.blocks {
+		if a != 0 {
+			dir.SB.Dev.Free(a)
+		}
+	}
+	dir.blocks = nil
+	dir.Size = 0
+}
+
 // csumSeed is ei->i_csum_seed: crc32c of the inode number and generation
 // chained from the filesystem seed (ext4_iget).
 func (dir *Inode) csumSeed() uint32 {
@@ -388,7 +451,7 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 		dir.errorInode(t, fn, lblk, "directory leaf block found instead of index block")
 		return nil, errno.EFSCORRUPTED
 	}
-	if !dir.SB.MetadataCsum || dir.SB.Dev.verified[pblk] {
+	if !dir.SB.MetadataCsum || dir.SB.Dev.isVerified(pblk) {
 		return b, nil
 	}
 	if isDxBlock && typ == index {
@@ -396,14 +459,14 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 			dir.errorInode(t, fn, lblk, "Directory index failed checksum")
 			return nil, EFSBADCRC
 		}
-		dir.SB.Dev.verified[pblk] = true
+		dir.SB.Dev.setVerified(pblk)
 	}
 	if !isDxBlock {
 		if !dir.dirblockCsumVerify(t, b) {
 			dir.errorInode(t, fn, lblk, "Directory block failed checksum")
 			return nil, EFSBADCRC
 		}
-		dir.SB.Dev.verified[pblk] = true
+		dir.SB.Dev.setVerified(pblk)
 	}
 	return b, nil
 }
@@ -412,12 +475,12 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 // is recomputed and the buffer stays verified.
 func (dir *Inode) markDirtyLeaf(t *kernel.Task, lblk uint32, b []byte) {
 	dir.dirblockCsumSet(t, b)
-	dir.SB.Dev.verified[dir.PhysBlock(lblk)] = true
+	dir.SB.Dev.setVerified(dir.PhysBlock(lblk))
 }
 
 func (dir *Inode) markDirtyDx(t *kernel.Task, lblk uint32, b []byte) {
 	dir.dxCsumSet(t, b)
-	dir.SB.Dev.verified[dir.PhysBlock(lblk)] = true
+	dir.SB.Dev.setVerified(dir.PhysBlock(lblk))
 }
 
 // String is the canonical one-line dump of the inode's directory state.

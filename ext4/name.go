@@ -153,15 +153,31 @@ func SetupFilename(t *kernel.Task, dir *Inode, iname []byte, lookup bool) (*File
 	if len(iname) > NameLen {
 		return nil, errno.ENAMETOOLONG
 	}
+	if !dir.IsEncrypted() {
+		return setupFilename(t, dir, iname, nil)
+	}
+	cn, err := dir.Crypt.SetupFilename(t, iname, lookup)
+	if err != nil {
+		return nil, err
+	}
+	return setupFilename(t, dir, iname, &cn)
+}
+
+// PrepareLookupFilename is the second half of ext4_fname_prepare_lookup:
+// the name of a lookup whose fscrypt part the caller prepared with
+// fscrypt_prepare_lookup (crypt is nil for an unencrypted directory),
+// ext4_fname_from_fscrypt_name then ext4_fname_setup_ci_filename. It takes
+// over crypt, which FreeFilename releases, even on error.
+func PrepareLookupFilename(t *kernel.Task, dir *Inode, iname []byte, crypt *CryptName) (*Filename, error) {
+	return setupFilename(t, dir, iname, crypt)
+}
+
+func setupFilename(t *kernel.Task, dir *Inode, iname []byte, crypt *CryptName) (*Filename, error) {
 	f := &Filename{UsrName: iname, DiskName: iname}
-	if dir.IsEncrypted() {
-		cn, err := dir.Crypt.SetupFilename(t, iname, lookup)
-		if err != nil {
-			return nil, err
-		}
-		f.crypt, f.hasCrypt = cn, true
-		f.DiskName = cn.DiskName
-		f.Hinfo.Hash, f.Hinfo.MinorHash = cn.Hash, cn.MinorHash
+	if crypt != nil {
+		f.crypt, f.hasCrypt = *crypt, true
+		f.DiskName = crypt.DiskName
+		f.Hinfo.Hash, f.Hinfo.MinorHash = crypt.Hash, crypt.MinorHash
 	}
 	if err := setupCIFilename(t, dir, iname, f); err != nil {
 		FreeFilename(t, dir, f)

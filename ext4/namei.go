@@ -389,11 +389,11 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 		pblk := dir.PhysBlock(block)
 		b := dir.SB.Dev.Block(pblk)
 		if b != nil {
-			if !dir.SB.Dev.verified[pblk] && !dir.isDxInternalNode(block, b) && !dir.dirblockCsumVerify(t, b) {
+			if !dir.SB.Dev.isVerified(pblk) && !dir.isDxInternalNode(block, b) && !dir.dirblockCsumVerify(t, b) {
 				dir.errorInode(t, "__ext4_find_entry", block, "checksumming directory block %d", block)
 				return nil, EFSBADCRC
 			}
-			dir.SB.Dev.verified[pblk] = true
+			dir.SB.Dev.setVerified(pblk)
 			st.blocks++
 			off, err := searchDir(t, dir, f, b, BlockSize, block, &st)
 			if err != nil {
@@ -970,6 +970,36 @@ func SetLink(t *kernel.Task, dir *Inode, r *DentryRef, ino, mode uint32) error {
 	}
 	dir.markDirtyLeaf(t, r.Lblk, b)
 	r.Entry.Inode = ino
+	return nil
+}
+
+// SetDotdot is ext4_rename_dir_prepare + ext4_rename_dir_finish: the ".."
+// entry of a directory that moved to a new parent now names parentIno
+// (the second dirent of block 0, in the dx root of an htree), and the
+// block's checksum follows. Errors: EFSCORRUPTED when block 0 does not
+// start with "." and "..", EFSBADCRC.
+func SetDotdot(t *kernel.Task, dir *Inode, parentIno uint32) error {
+	b, err := dir.readDirblock(t, 0, either, "ext4_get_first_dir_block")
+	if err != nil {
+		return err
+	}
+	if b == nil || checkDirEntry(t, dir, "ext4_get_first_dir_block", b, BlockSize, 0, 0) ||
+		direntInode(b, 0) != dir.Ino || b[6] != 1 || b[8] != '.' {
+		dir.warning(t, "ext4_get_first_dir_block", "directory missing '.'")
+		return errno.EFSCORRUPTED
+	}
+	off := direntRecLen(b, 0)
+	if checkDirEntry(t, dir, "ext4_get_first_dir_block", b, BlockSize, off, 0) ||
+		direntInode(b, off) == 0 || b[off+6] != 2 || b[off+8] != '.' || b[off+9] != '.' {
+		dir.warning(t, "ext4_get_first_dir_block", "directory missing '..'")
+		return errno.EFSCORRUPTED
+	}
+	setInode(b, off, parentIno)
+	if dir.IsDx() {
+		dir.markDirtyDx(t, 0, b)
+	} else {
+		dir.markDirtyLeaf(t, 0, b)
+	}
 	return nil
 }
 

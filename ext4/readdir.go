@@ -183,12 +183,14 @@ func Readdir(t *kernel.Task, dir *Inode, ctx *DirContext) error {
 				if pos < ctx.Pos {
 					continue
 				}
+				// ext4_dx_readdir sets ctx->pos to the entry's
+				// position before dir_emit.
+				ctx.Pos = pos
 				ok, err := emit(f.name, f.hash, f.minor, f.ino, f.ftype)
 				if err != nil {
 					return err
 				}
 				if !ok {
-					ctx.Pos = pos
 					return nil
 				}
 			}

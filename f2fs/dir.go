@@ -522,6 +522,21 @@ func SetLink(t *kernel.Task, dir *Inode, r *DentryRef, ino, mode uint32) error {
 	return nil
 }
 
+// ParentDirRef is f2fs_parent_dir: the ".." dentry, in slot 1 of the inline
+// area or of block 0. Errors: EIO when block 0 is missing (a hole).
+func ParentDirRef(dir *Inode) (*DentryRef, error) {
+	if dir.Inline {
+		d := dir.InlineDentryPtr()
+		return makeRef(&d, true, 0, 1), nil
+	}
+	blk := dir.findDataBlock(0)
+	if blk == nil {
+		return nil, errno.EIO
+	}
+	d := MakeDentryPtrBlock(blk)
+	return makeRef(&d, false, 0, 1), nil
+}
+
 // MakeEmptyDir is make_empty_dir (with f2fs_do_make_empty_dir and
 // f2fs_make_empty_inline_dir): "." and ".." in slots 0 and 1 of the inline
 // area (i_size becomes MAX_INLINE_DATA) or of block 0. A new directory

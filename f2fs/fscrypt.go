@@ -8,8 +8,8 @@ import (
 )
 
 // FscryptNames is the NameCrypt of an encrypted directory backed by package
-// fscrypt: Dir is the directory's fscrypt inode (the VFS inode once package
-// vfs exists).
+// fscrypt: Dir is the directory's fscrypt inode (its *vfs.Inode when the
+// directory belongs to a mounted f2fs).
 type FscryptNames struct {
 	Dir fscrypt.Inode
 }
@@ -23,7 +23,14 @@ func (c FscryptNames) SetupFilename(t *kernel.Task, iname []byte, lookup bool) (
 	if err := fscrypt.SetupFilename(t, c.Dir, iname, lookup, n); err != nil {
 		return CryptName{}, err
 	}
-	return CryptName{DiskName: n.DiskName, IsNokeyName: n.IsNokeyName, Hash: n.Hash, MinorHash: n.MinorHash, Priv: n}, nil
+	return FscryptCryptName(n), nil
+}
+
+// FscryptCryptName wraps a name prepared by package fscrypt (by
+// fscrypt_prepare_lookup, for instance) as the directory code's CryptName;
+// FscryptNames.FreeFilename releases it.
+func FscryptCryptName(n *fscrypt.Name) CryptName {
+	return CryptName{DiskName: n.DiskName, IsNokeyName: n.IsNokeyName, Hash: n.Hash, MinorHash: n.MinorHash, Priv: n}
 }
 
 // FreeFilename is fscrypt_free_filename.

@@ -3,6 +3,8 @@ package f2fs
 import (
 	"fmt"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
@@ -12,44 +14,66 @@ import (
 // Device is the simulated block device: numbered 4 KiB blocks. Block 0 is
 // never handed out (NULL_ADDR). The directory code reads and writes blocks
 // in place, like pages of the page cache that are always up to date.
+//
+// A mounted filesystem shares one device between directories changed by
+// different tasks at once: allocation and freeing take a lock, and Block is
+// lock-free (the table of blocks is replaced, never changed in place below
+// its published length, so a reader sees a consistent prefix).
 type Device struct {
-	blocks [][]byte
+	mu     sync.Mutex
+	blocks atomic.Pointer[[][]byte]
 	free   []uint32
 }
 
 // NewDevice returns an empty device.
-func NewDevice() *Device { return &Device{blocks: [][]byte{nil}} }
+func NewDevice() *Device {
+	d := &Device{}
+	bs := [][]byte{nil}
+	d.blocks.Store(&bs)
+	return d
+}
 
 // Alloc returns a zeroed block and its address.
 func (d *Device) Alloc() (uint32, []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	bs := *d.blocks.Load()
 	if n := len(d.free); n > 0 {
 		a := d.free[n-1]
 		d.free = d.free[:n-1]
-		clear(d.blocks[a])
-		return a, d.blocks[a]
+		clear(bs[a])
+		return a, bs[a]
 	}
 	b := make([]byte, BlockSize)
-	d.blocks = append(d.blocks, b)
-	return uint32(len(d.blocks) - 1), b
+	bs = append(bs, b)
+	d.blocks.Store(&bs)
+	return uint32(len(bs) - 1), b
 }
 
-// Block returns block addr, or nil if it was never allocated or is free.
+// Block returns block addr, or nil if it was never allocated.
 func (d *Device) Block(addr uint32) []byte {
-	if addr == 0 || int(addr) >= len(d.blocks) {
+	bs := *d.blocks.Load()
+	if addr == 0 || int(addr) >= len(bs) {
 		return nil
 	}
-	return d.blocks[addr]
+	return bs[addr]
 }
 
 // Free returns block addr to the free list.
 func (d *Device) Free(addr uint32) {
-	if addr != 0 && int(addr) < len(d.blocks) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if addr != 0 && int(addr) < len(*d.blocks.Load()) {
 		d.free = append(d.free, addr)
 	}
 }
 
 // InUse returns the number of allocated blocks.
-func (d *Device) InUse() int { return len(d.blocks) - 1 - len(d.free) }
+func (d *Device) InUse() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(*d.blocks.Load()) - 1 - len(d.free)
+}
 
 // Encoding flags of the superblock (s_encoding_flags; F2FS_ENC_*_FL in
 // include/linux/f2fs_fs.h, copied into sb->s_encoding_flags as
@@ -248,6 +272,16 @@ func (dir *Inode) truncateHole(bidx uint64) {
 		dir.SB.Dev.Free(a)
 		delete(dir.pages, bidx)
 	}
+}
+
+// releaseBlocks gives every dentry block back to the device (the
+// directory's inode is being evicted).
+func (dir *Inode) releaseBlocks() {
+	for p, a := range dir.pages {
+		dir.SB.Dev.Free(a)
+		delete(dir.pages, p)
+	}
+	dir.Size = 0
 }
 
 // Pages returns the page indexes that hold dentry blocks, in order.

@@ -182,14 +182,33 @@ func SetupFilename(t *kernel.Task, dir *Inode, iname []byte, lookup bool) (*File
 	if len(iname) > NameLen {
 		return nil, errno.ENAMETOOLONG
 	}
+	if !dir.IsEncrypted() {
+		return setupFilename(t, dir, iname, nil)
+	}
+	cn, err := dir.Crypt.SetupFilename(t, iname, lookup)
+	if err != nil {
+		return nil, err
+	}
+	return setupFilename(t, dir, iname, &cn)
+}
+
+// PrepareLookupFilename is the second half of f2fs_prepare_lookup
+// (__f2fs_setup_filename): the name of a lookup whose fscrypt part the
+// caller prepared with fscrypt_prepare_lookup (crypt is nil for an
+// unencrypted directory). It takes over crypt, which FreeFilename
+// releases, even on error.
+func PrepareLookupFilename(t *kernel.Task, dir *Inode, iname []byte, crypt *CryptName) (*Filename, error) {
+	return setupFilename(t, dir, iname, crypt)
+}
+
+// setupFilename is __f2fs_setup_filename: the user's and the on-disk name,
+// then for a no-key name the hash it carries, else the casefolded name and
+// the hash of the name.
+func setupFilename(t *kernel.Task, dir *Inode, iname []byte, crypt *CryptName) (*Filename, error) {
 	f := &Filename{UsrName: iname, DiskName: iname}
-	if dir.IsEncrypted() {
-		cn, err := dir.Crypt.SetupFilename(t, iname, lookup)
-		if err != nil {
-			return nil, err
-		}
-		f.crypt, f.hasCrypt = cn, true
-		f.DiskName = cn.DiskName
+	if crypt != nil {
+		f.crypt, f.hasCrypt = *crypt, true
+		f.DiskName = crypt.DiskName
 	}
 	if f.crypt.IsNokeyName {
 		f.Hash = f.crypt.Hash

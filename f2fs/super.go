@@ -1,0 +1,493 @@
+package f2fs
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fsunicode"
+	"github.com/vfslab/vfslab/hooks"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/vfs"
+)
+
+// Type is f2fs as a VFS filesystem type. Mount it with
+//
+//	sys.Mount(t, proc, f2fs.Type, "/mnt", vfs.MountOptions{Data: &f2fs.Options{...}})
+//
+// or boot a machine whose root is a fresh f2fs with Boot. Every mount
+// formats a new simulated device (mkfs.f2fs with Options' features): an
+// empty root directory, inode 3.
+var Type = &vfs.FileSystemType{Name: "f2fs", FillSuper: fillSuper}
+
+// Options are the mkfs.f2fs features and the mount options of a simulated
+// f2fs.
+type Options struct {
+	// Casefold is the casefold feature with the utf8 encoding (mkfs.f2fs
+	// -O casefold -C utf8): the superblock's map is Unicode 12.1 from
+	// package fsunicode, unless the mount's vfs.MountOptions.Encoding gives
+	// one. Directories are casefolded one by one with FS_IOC_SETFLAGS
+	// (FS_CASEFOLD_FL) while empty; new directories inherit the flag.
+	Casefold bool
+	// Strict is the strict encoding flag (mkfs.f2fs -C utf8:strict,
+	// F2FS_ENC_STRICT_MODE_FL): names that are not valid UTF-8 are refused
+	// with EINVAL in casefolded directories. vfs.MountOptions.Strict sets
+	// it too.
+	Strict bool
+	// NoCompatFallback is F2FS_ENC_NO_COMPAT_FALLBACK_FL (mkfs.f2fs -C
+	// utf8:hashonly): lookup_mode=auto never falls back to the linear
+	// search.
+	NoCompatFallback bool
+	// LookupMode is the lookup_mode= mount option (default auto).
+	LookupMode LookupMode
+	// NoInlineDentry is the noinline_dentry mount option: new directories
+	// keep their dentries in blocks from the start.
+	NoInlineDentry bool
+	// DirLevel is the dir_level= mount option: i_dir_level of new
+	// directories (the hash table of level L has 2^(L+dir_level) buckets).
+	DirLevel uint32
+	// NoEncrypt leaves out the encrypt feature: the fscrypt ioctls give
+	// EOPNOTSUPP.
+	NoEncrypt bool
+}
+
+// String renders the options as mkfs features and mount options.
+func (o Options) String() string {
+	s := "lookup_mode=" + o.LookupMode.String()
+	if o.Casefold {
+		s += ",casefold"
+		switch {
+		case o.Strict && o.NoCompatFallback:
+			s += "=utf8:strict,hashonly"
+		case o.Strict:
+			s += "=utf8:strict"
+		case o.NoCompatFallback:
+			s += "=utf8:hashonly"
+		}
+	}
+	if o.NoInlineDentry {
+		s += ",noinline_dentry"
+	}
+	if o.DirLevel != 0 {
+		s += fmt.Sprintf(",dir_level=%d", o.DirLevel)
+	}
+	if !o.NoEncrypt {
+		s += ",encrypt"
+	}
+	return s
+}
+
+// Inode numbers of a new filesystem (F2FS_NODE_INO, F2FS_META_INO and
+// F2FS_ROOT_INO of a default mkfs.f2fs): node ids below FirstIno are
+// reserved.
+const (
+	RootIno  = 3
+	FirstIno = 4
+)
+
+// FS is a mounted f2fs (struct f2fs_sb_info): the directory code's
+// superblock over the simulated device, the table of in-memory inodes (the
+// node area: inode number -> inode) and the operation tables.
+type FS struct {
+	vsb  *vfs.SuperBlock
+	sb   *SuperBlock
+	opts Options
+
+	// mu protects the inode table and the nid allocator.
+	mu       sync.Mutex
+	inodes   map[uint32]*vfs.Inode
+	nextNid  uint32
+	freeNids []uint32
+
+	dirOps      vfs.InodeOperations
+	dirFileOps  vfs.FileOperations
+	fileOps     vfs.InodeOperations
+	fileFileOps vfs.FileOperations
+	symlinkOps  vfs.InodeOperations
+}
+
+// Allocation accounting of the VFS layer.
+var (
+	// inodeInfoCache is f2fs_inode_cachep's share of struct f2fs_inode_info
+	// beyond the struct inode the VFS accounts.
+	inodeInfoCache = kmem.NewCache("f2fs_inode_cache", 560)
+)
+
+// xattr index of the encryption context (F2FS_XATTR_INDEX_ENCRYPTION) and
+// its name (F2FS_XATTR_NAME_ENCRYPTION_CONTEXT).
+const (
+	xattrIndexEncryption = 9
+	xattrNameEncryption  = "c"
+)
+
+// xattr is one extended attribute of an inode.
+type xattr struct {
+	index uint8
+	name  string
+	value []byte
+}
+
+// inodeInfo is f2fs's part of a VFS inode (struct f2fs_inode_info) with
+// the inode's on-disk data: the block addresses of its pages, its xattrs,
+// a symlink's target, and for a directory the directory code's state
+// (dentry blocks, inline dentries in the inode block, depth, level).
+type inodeInfo struct {
+	ino uint32
+	// mu protects data, xattrs and target.
+	mu     sync.Mutex
+	data   map[uint64]uint32 // page index -> block address
+	xattrs []xattr
+	target []byte
+	// dir is the directory state; nil for other file types. The VFS
+	// holds the directory's i_rwsem exclusive around every change and
+	// lookup, but only shared around readdir: readMu serialises the
+	// readers.
+	dir    *Inode
+	readMu sync.Mutex
+}
+
+func infoOf(i *vfs.Inode) *inodeInfo { return i.Private.(*inodeInfo) }
+
+// Of returns the f2fs of a superblock, or nil.
+func Of(sb *vfs.SuperBlock) *FS {
+	fs, _ := sb.FsInfo.(*FS)
+	return fs
+}
+
+// SB returns the directory code's superblock (device, encoding, lookup
+// mode, patch selection).
+func (fs *FS) SB() *SuperBlock { return fs.sb }
+
+// Options returns the options the filesystem was mounted with.
+func (fs *FS) Options() Options { return fs.opts }
+
+// DirOf returns the directory state of an f2fs directory inode (for
+// CheckDir, DumpDir and tests), or nil for another inode. The caller must
+// not run it concurrently with changes to the directory.
+func DirOf(inode *vfs.Inode) *Inode {
+	in, ok := inode.Private.(*inodeInfo)
+	if !ok {
+		return nil
+	}
+	return in.dir
+}
+
+// fillSuper is f2fs_fill_super for a freshly formatted device: the
+// encoding, the fscrypt operations, the dentry operations and the root
+// directory.
+func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data any) error {
+	defer t.Trace("f2fs_fill_super")()
+	fs := &FS{vsb: vsb, inodes: map[uint32]*vfs.Inode{}, nextNid: FirstIno}
+	if o, ok := data.(*Options); ok && o != nil {
+		fs.opts = *o
+	} else if data != nil {
+		return errno.EINVAL
+	}
+	sb := NewSuperBlock()
+	sb.Name = vsb.ID()
+	sb.LookupMode = fs.opts.LookupMode
+	sb.InlineDentry = !fs.opts.NoInlineDentry
+	sb.Patches = *vsb.Patches()
+	if fs.opts.Casefold || vsb.Encoding != nil {
+		if vsb.Encoding == nil {
+			um, err := fsunicode.Load("12.1.0")
+			if err != nil {
+				return errno.EINVAL
+			}
+			vsb.Encoding = um
+		}
+		vsb.EncodingStrict = vsb.EncodingStrict || fs.opts.Strict
+		sb.Encoding = vsb.Encoding
+		if vsb.EncodingStrict {
+			sb.EncodingFlags |= EncStrictModeFL
+		}
+		if fs.opts.NoCompatFallback {
+			sb.EncodingFlags |= EncNoCompatFallbackFL
+		}
+		fs.opts.Casefold = true
+		fs.opts.Strict = vsb.EncodingStrict
+	}
+	fs.sb = sb
+	fs.dirOps, fs.dirFileOps = &dirOps{fs: fs}, &dirFileOps{fs: fs}
+	fs.fileOps, fs.fileFileOps = &fileOps{fs: fs}, &fileFileOps{fs: fs}
+	fs.symlinkOps = &symlinkOps{fs: fs}
+	vsb.FsInfo = fs
+	vsb.SetOps(fs)
+	vsb.SetBlockBits(12, maxFileSize)
+	if !fs.opts.NoEncrypt {
+		vsb.SetCop(fs)
+	}
+	hooks.SetSBDops(vsb)
+	root, err := fs.allocInode(t, RootIno, vfs.S_IFDIR|0o755)
+	if err != nil {
+		return err
+	}
+	if err := MakeEmptyDir(t, infoOf(root).dir, RootIno, SIfdir|0o755); err != nil {
+		discard(t, root)
+		return err
+	}
+	root.SetNlink(2)
+	fs.syncDirSize(root)
+	if err := vsb.MakeRoot(t, root); err != nil {
+		discard(t, root)
+		return err
+	}
+	return nil
+}
+
+// maxFileSize is the largest file of the model (s_maxbytes): 4 KiB blocks
+// addressed by 32-bit page indexes.
+const maxFileSize = int64(1) << 44
+
+// Boot makes a machine on t's kernel whose root filesystem is a fresh f2fs
+// with opts (nil: the defaults) and patch selection cfg.Patches, and starts
+// a process on it.
+func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
+	sys := vfs.NewSystem(t.K, nil, cfg)
+	if opts == nil {
+		opts = &Options{}
+	}
+	if _, err := sys.Mount(t, nil, Type, "/", vfs.MountOptions{Source: "f2fs", Data: opts}); err != nil {
+		return nil, nil, err
+	}
+	return sys, sys.NewProc(t, nil), nil
+}
+
+// allocInode is new_inode with f2fs's operations for the file type, under
+// inode number ino (0: a free nid, f2fs_alloc_nid), entered in the inode
+// table. Errors: ENOSPC when nids run out, ENOMEM.
+func (fs *FS) allocInode(t *kernel.Task, ino uint32, mode uint32) (*vfs.Inode, error) {
+	if err := inodeInfoCache.Alloc(&t.Ctx, kmem.GFPNoFS); err != nil {
+		return nil, err
+	}
+	fs.mu.Lock()
+	if ino == 0 {
+		if n := len(fs.freeNids); n > 0 {
+			ino = fs.freeNids[n-1]
+			fs.freeNids = fs.freeNids[:n-1]
+		} else if fs.nextNid == 0 {
+			fs.mu.Unlock()
+			inodeInfoCache.Free(&t.Ctx)
+			return nil, errno.ENOSPC
+		} else {
+			ino = fs.nextNid
+			fs.nextNid++
+		}
+	}
+	fs.mu.Unlock()
+	inode, err := vfs.NewInode(t, fs.vsb, uint64(ino), mode)
+	if err != nil {
+		fs.freeNid(ino)
+		inodeInfoCache.Free(&t.Ctx)
+		return nil, err
+	}
+	in := &inodeInfo{ino: ino}
+	inode.Private = in
+	switch mode & vfs.S_IFMT {
+	case vfs.S_IFDIR:
+		in.dir = NewDirInode(fs.sb, ino, mode&^vfs.S_IFMT)
+		in.dir.DirLevel = fs.opts.DirLevel
+		inode.Op, inode.Fop = fs.dirOps, fs.dirFileOps
+	case vfs.S_IFLNK:
+		inode.Op, inode.Fop = fs.symlinkOps, vfs.NoFileOps{}
+	default:
+		in.data = map[uint64]uint32{}
+		inode.Op, inode.Fop = fs.fileOps, fs.fileFileOps
+	}
+	fs.mu.Lock()
+	fs.inodes[ino] = inode
+	fs.mu.Unlock()
+	return inode, nil
+}
+
+// freeNid is f2fs_alloc_nid_failed / the nid release of eviction.
+func (fs *FS) freeNid(ino uint32) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	delete(fs.inodes, ino)
+	fs.freeNids = append(fs.freeNids, ino)
+}
+
+// discard drops a new inode that never got a name (f2fs_handle_failed_inode).
+func discard(t *kernel.Task, inode *vfs.Inode) {
+	inode.ClearNlink()
+	vfs.Iput(t, inode)
+}
+
+// iget is f2fs_iget for an inode number read from a dentry: the in-memory
+// inode with a new reference. A nid outside the node area is corruption
+// (f2fs_check_nid_range: a warning, EFSCORRUPTED); an in-range nid that is
+// not allocated reads as a node with NULL_ADDR (read_node_folio), ENOENT.
+func (fs *FS) iget(t *kernel.Task, ino uint32) (*vfs.Inode, error) {
+	fs.mu.Lock()
+	inode := fs.inodes[ino]
+	end := fs.nextNid
+	fs.mu.Unlock()
+	if ino < RootIno || (end != 0 && ino >= end) {
+		fs.sb.warn(t, "f2fs_check_nid_range: out-of-range nid=%x, run fsck to fix.", ino)
+		return nil, errno.EFSCORRUPTED
+	}
+	if inode == nil || !vfs.Igrab(inode) {
+		return nil, errno.ENOENT
+	}
+	return inode, nil
+}
+
+// newInode is f2fs_new_inode's part that matters here: a new inode in dir,
+// casefolded if it is a directory in a casefolded one (f2fs_mask_flags of
+// the inherited F2FS_CASEFOLD_FL), with the directory's encryption policy
+// (fscrypt_prepare_new_inode; the context is stored by fscrypt_set_context,
+// which f2fs_init_inode_metadata calls). Errors: ENOKEY, ENOSPC, ENOMEM.
+func (fs *FS) newInode(t *kernel.Task, dir *vfs.Inode, mode uint32) (*vfs.Inode, error) {
+	defer t.Trace("f2fs_new_inode")()
+	// The require-key step of fscrypt_prepare_new_inode
+	// (fscrypt_policy_to_inherit), before a nid is taken.
+	if err := hooks.FscryptPrepareCreate(t, dir); err != nil {
+		return nil, err
+	}
+	inode, err := fs.allocInode(t, 0, mode)
+	if err != nil {
+		return nil, err
+	}
+	inode.SetOwner(dir.OwnerUID())
+	if dir.IsCasefolded() && inode.IsDir() {
+		inode.SetFlags(vfs.S_CASEFOLD)
+		infoOf(inode).dir.Flags |= CasefoldFL
+	}
+	encrypt, err := fscrypt.PrepareNewInode(t, dir, inode)
+	if err == nil && encrypt {
+		err = fscrypt.SetContext(t, inode, nil)
+	}
+	if err != nil {
+		discard(t, inode)
+		return nil, err
+	}
+	return inode, nil
+}
+
+// syncDirSize copies a directory's i_size from the directory code.
+func (fs *FS) syncDirSize(inode *vfs.Inode) {
+	if d := infoOf(inode).dir; d != nil {
+		inode.SetSize(d.Size)
+	}
+}
+
+// EvictInode implements vfs.SuperOperations (f2fs_evict_inode): the
+// blocks of an inode with no links and no references go back to the
+// device and its nid to the free list.
+func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
+	in := infoOf(inode)
+	in.mu.Lock()
+	for p, a := range in.data {
+		fs.sb.Dev.Free(a)
+		delete(in.data, p)
+	}
+	in.xattrs = nil
+	in.mu.Unlock()
+	if in.dir != nil {
+		in.dir.releaseBlocks()
+	}
+	fs.freeNid(in.ino)
+	inodeInfoCache.Free(&t.Ctx)
+}
+
+// getxattr is f2fs_getxattr: ENODATA when absent, ERANGE when buf is too
+// small.
+func (in *inodeInfo) getxattr(index uint8, name string, buf []byte) (int, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, x := range in.xattrs {
+		if x.index == index && x.name == name {
+			if len(buf) < len(x.value) {
+				return 0, errno.ERANGE
+			}
+			return copy(buf, x.value), nil
+		}
+	}
+	return 0, errno.ENODATA
+}
+
+// setxattr is f2fs_setxattr with XATTR_CREATE (create: EEXIST if present)
+// or a plain set; a nil value removes the attribute.
+func (in *inodeInfo) setxattr(index uint8, name string, value []byte, create bool) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for i, x := range in.xattrs {
+		if x.index == index && x.name == name {
+			if create {
+				return errno.EEXIST
+			}
+			if value == nil {
+				in.xattrs = append(in.xattrs[:i], in.xattrs[i+1:]...)
+			} else {
+				in.xattrs[i].value = append([]byte(nil), value...)
+			}
+			return nil
+		}
+	}
+	if value != nil {
+		in.xattrs = append(in.xattrs, xattr{index: index, name: name, value: append([]byte(nil), value...)})
+	}
+	return nil
+}
+
+// GetContext implements fscrypt.Operations (f2fs_get_context): the
+// encryption context xattr.
+func (fs *FS) GetContext(t *kernel.Task, inode fscrypt.Inode, buf []byte) (int, error) {
+	return infoOf(inode.(*vfs.Inode)).getxattr(xattrIndexEncryption, xattrNameEncryption, buf)
+}
+
+// SetContext implements fscrypt.Operations (f2fs_set_context): the context
+// is stored as the encryption xattr with XATTR_CREATE, which marks the
+// inode encrypted (f2fs_set_encrypted_inode); a directory's names are from
+// then on encrypted through fscrypt.
+func (fs *FS) SetContext(t *kernel.Task, inode fscrypt.Inode, ctx []byte, fsData any) error {
+	i := inode.(*vfs.Inode)
+	in := infoOf(i)
+	if err := in.setxattr(xattrIndexEncryption, xattrNameEncryption, ctx, true); err != nil {
+		return err
+	}
+	i.SetFlags(vfs.S_ENCRYPTED)
+	if in.dir != nil {
+		in.dir.Crypt = FscryptNames{Dir: i}
+	}
+	return nil
+}
+
+// EmptyDir implements fscrypt.Operations (f2fs_empty_dir).
+func (fs *FS) EmptyDir(t *kernel.Task, inode fscrypt.Inode) bool {
+	d := infoOf(inode.(*vfs.Inode)).dir
+	return d != nil && EmptyDir(t, d)
+}
+
+// HasStableInodes implements fscrypt.Operations: nids never change.
+func (fs *FS) HasStableInodes() bool { return true }
+
+// Has32BitInodes implements fscrypt.Operations: nids are 32-bit.
+func (fs *FS) Has32BitInodes() bool { return true }
+
+// SupportsSubblockDataUnits implements fscrypt.Operations: f2fs's data
+// unit is the block.
+func (fs *FS) SupportsSubblockDataUnits() bool { return false }
+
+// DropInode implements fscrypt.Operations for a key removal: drop the
+// inode's unused dentries and, if nothing uses it any more, its key.
+func (fs *FS) DropInode(t *kernel.Task, inode fscrypt.Inode) {
+	i := inode.(*vfs.Inode)
+	vfs.ShrinkDcacheInode(t, i)
+	vfs.EvictIfUnused(t, i)
+}
+
+// Context returns a copy of an inode's stored fscrypt context (nil if
+// none): the bytes of the encryption xattr, 28 (v1) or 40 (v2) long.
+func Context(inode *vfs.Inode) []byte {
+	in := infoOf(inode)
+	buf := make([]byte, 64)
+	n, err := in.getxattr(xattrIndexEncryption, xattrNameEncryption, buf)
+	if err != nil {
+		return nil
+	}
+	return buf[:n]
+}
