@@ -375,14 +375,21 @@ func entryOf(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (*dirent, error) {
 }
 
 // createName is the on-disk name of a new entry for the negative dentry d
-// (fscrypt_setup_filename without lookup: ENOKEY without the key).
+// (fscrypt_setup_filename without lookup: ENOKEY without the key). An
+// existing entry of that name gives EEXIST, as ext4_find_dest_de does: the
+// dentry can be a stale no-key negative one, looked up before another task
+// added the directory's key, under which the name does exist.
 func createName(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (string, error) {
 	var fname fscrypt.Name
 	if err := fscrypt.SetupFilename(t, dir, []byte(d.Name().Name), false, &fname); err != nil {
 		return "", err
 	}
 	defer fscrypt.FreeFilename(t, &fname)
-	return string(fname.DiskName), nil
+	name := string(fname.DiskName)
+	if infoOf(dir).entries[name] != nil {
+		return "", errno.EEXIST
+	}
+	return name, nil
 }
 
 // instantiate adds d's name to dir for inode and attaches the inode to d
