@@ -253,6 +253,9 @@ func (nd *nameidata) linkPathWalk(name string) error {
 			name = link
 			continue
 		}
+		if testHookStep != nil {
+			testHookStep(nd)
+		}
 		if !nd.path.Dentry.IsDir() {
 			if nd.rcu() && !nd.tryToUnlazy() {
 				return ECHILD
@@ -261,6 +264,11 @@ func (nd *nameidata) linkPathWalk(name string) error {
 		}
 	}
 }
+
+// testHookStep, set by tests only, runs after each intermediate component
+// of a walk, so that a test can change the tree in the middle of an
+// RCU-walk.
+var testHookStep func(nd *nameidata)
 
 // walkComponent is walk_component: step onto nd.last. It returns a
 // symlink body to walk when the component is a symlink to follow.
