@@ -191,8 +191,13 @@ func (nd *nameidata) tryToUnlazyNext(d *Dentry) bool {
 // completeWalk is complete_walk: leave RCU mode with a reference on the
 // final position.
 func (nd *nameidata) completeWalk() error {
-	if nd.rcu() && !nd.tryToUnlazy() {
-		return ECHILD
+	if nd.rcu() {
+		if nd.t.Tracing() {
+			nd.t.TraceNote("complete_walk: RCU-walk ends, reference taken on %q", nd.path.Dentry.Name().Name)
+		}
+		if !nd.tryToUnlazy() {
+			return ECHILD
+		}
 	}
 	return nil
 }
@@ -297,6 +302,9 @@ func (nd *nameidata) lookupFast() (*Dentry, error) {
 	if nd.rcu() {
 		d, seq := dcache.DLookupRCU(nd.t, parent, &nd.last)
 		if d == nil {
+			if nd.t.Tracing() {
+				nd.t.TraceNote("dcache miss on %q: RCU-walk -> ref-walk", nd.last.Name)
+			}
 			if !nd.tryToUnlazy() {
 				return nil, ECHILD
 			}
@@ -343,6 +351,7 @@ func (nd *nameidata) revalidated(d *Dentry, valid bool, err error) (*Dentry, err
 // i_rwsem. The model serialises lookups of one directory with the lock
 // held exclusive (there is no d_alloc_parallel).
 func (nd *nameidata) lookupSlow() (*Dentry, error) {
+	defer nd.t.Trace("lookup_slow")()
 	dir := nd.inode
 	dir.Rwsem.Lock()
 	defer dir.Rwsem.Unlock()

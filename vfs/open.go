@@ -160,8 +160,13 @@ func (nd *nameidata) openLastLookups(f *File, op *openFlags) (string, bool, erro
 			return "", false, err
 		}
 	} else {
-		if nd.rcu() && !nd.tryToUnlazy() {
-			return "", false, ECHILD
+		if nd.rcu() {
+			if nd.t.Tracing() {
+				nd.t.TraceNote("O_CREAT: RCU-walk -> ref-walk in %q", nd.path.Dentry.Name().Name)
+			}
+			if !nd.tryToUnlazy() {
+				return "", false, ECHILD
+			}
 		}
 		if nd.lastSlash {
 			return "", false, errno.EISDIR
@@ -188,6 +193,7 @@ func (nd *nameidata) openLastLookups(f *File, op *openFlags) (string, bool, erro
 // and create it if O_CREAT asks and it is negative. The caller holds the
 // directory's i_rwsem.
 func (nd *nameidata) lookupOpen(f *File, op *openFlags) (*Dentry, error) {
+	defer nd.t.Trace("lookup_open")()
 	dir := nd.path.Dentry.Inode()
 	if dir.IsDeadDir() {
 		return nil, errno.ENOENT

@@ -287,6 +287,7 @@ func TestTraceOpen(t *testing.T) {
 	e.p.Close(e.t, fd)
 	want := `              |  do_sys_openat2() {
               |    path_openat() {
+              |      /* complete_walk: RCU-walk ends, reference taken on "f" */
               |      vfs_open() {
               |        memfs_file_open() {
               |          fscrypt_file_open();

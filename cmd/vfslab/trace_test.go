@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func trace(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	rc := run(append([]string{"trace"}, args...), &out, &errb)
+	return out.String(), errb.String(), rc
+}
+
+// TestTraceOpenGolden pins the trace of a cached open of an unencrypted
+// file: RCU-walk all the way, the reference taken at complete_walk, and
+// fscrypt_file_open's fast path.
+func TestTraceOpenGolden(t *testing.T) {
+	out, errs, rc := trace(t, "--times=false", "--patches", "fscrypt-file-open=v2", "open", "/tmp/hello")
+	if rc != 0 {
+		t.Fatalf("exit %d: %s", rc, errs)
+	}
+	want := `              |  do_sys_openat2() {
+              |    path_openat() {
+              |      /* complete_walk: RCU-walk ends, reference taken on "hello" */
+              |      vfs_open() {
+              |        memfs_file_open() {
+              |          fscrypt_file_open();
+              |        } /* memfs_file_open */
+              |      } /* vfs_open */
+              |    } /* path_openat */
+              |  } /* do_sys_openat2 */
+open("/tmp/hello", O_RDONLY) = 0
+`
+	if out != want {
+		t.Fatalf("output:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+func TestTraceScenarios(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--cold", "stat", "/tmp/link"}, []string{"dcache miss on \"tmp\"", "lookup_slow() {", "memfs_lookup();", "= 0 (stat"}},
+		{[]string{"read", "/secret/note", "100"}, []string{"memfs_read_iter", "\"top secret\\n\""}},
+		{[]string{"--nokey", "getdents", "/secret"}, []string{"fscrypt_fname_disk_to_usr", "\"AAAA"}},
+		{[]string{"--nokey", "mkdir", "/secret/x"}, []string{"fscrypt_prepare_create", "= -1 ENOKEY"}},
+		{[]string{"--patches", "fscrypt-file-open=base", "open", "/tmp/hello", "rdwr"}, []string{"fscrypt_file_open();", "O_RDWR) = 0"}},
+		{[]string{"open", "/secret/note"}, []string{"fscrypt_file_open() {", "fscrypt_has_permitted_context"}},
+		{[]string{"rename", "/tmp/hello", "/tmp/dir", "exchange"}, []string{"memfs_rename", "RENAME_EXCHANGE) = 0"}},
+		{[]string{"rename", "/tmp/hello", "/secret/hello"}, []string{"fscrypt_prepare_rename", "= -1 EXDEV"}},
+		{[]string{"--events", "unlink", "/tmp/nope"}, []string{"= -1 ENOENT", "events: "}},
+	} {
+		out, errs, rc := trace(t, append([]string{"--times=false"}, c.args...)...)
+		if rc != 0 {
+			t.Errorf("%v: exit %d: %s", c.args, rc, errs)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
+			}
+		}
+	}
+}
+
+func TestTraceUsage(t *testing.T) {
+	for _, args := range [][]string{{}, {"bogus"}, {"open"}, {"open", "/x", "sideways"}, {"--patches", "nope=1", "stat", "/"}} {
+		if _, _, rc := trace(t, args...); rc != 2 {
+			t.Errorf("%v: exit %d, want 2", args, rc)
+		}
+	}
+	if out, _, rc := trace(t, "--help"); rc != 0 || out != "" {
+		t.Errorf("--help: exit %d", rc)
+	}
+}
