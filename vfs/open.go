@@ -143,8 +143,11 @@ func (nd *nameidata) pathOpenat(name string, op *openFlags, flags uint32) (*File
 	return f, nil
 }
 
-// openLastLookups is open_last_lookups: the trailing component of an open,
-// created if O_CREAT asks for it.
+// openLastLookups is open_last_lookups (Linux 6.10): the trailing
+// component of an open, created if O_CREAT asks for it. Without O_CREAT the
+// lookup may stay in RCU mode; with it the walk turns into a ref-walk on
+// the directory first (Linux 6.12 added an opportunistic RCU lookup of an
+// existing file for O_CREAT opens, not modelled).
 func (nd *nameidata) openLastLookups(f *File, op *openFlags) (string, bool, error) {
 	nd.flags |= op.intent
 	if nd.lastType != LAST_NORM {

@@ -3,6 +3,7 @@ package open1_test
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"testing"
 
 	"github.com/vfslab/vfslab/dcache"
@@ -139,4 +140,81 @@ func ExampleSetup() {
 	}
 	fmt.Printf("%d opens, %.0f shared lockref RMWs per open\n", r.Ops, r.PerOp(dcache.EvLockrefRMWWatched))
 	// Output: 200 opens, 0 shared lockref RMWs per open
+}
+
+// BenchmarkOpen1AB measures the variants in alternation: each iteration is
+// one round in which every variant runs the same number of opens with T
+// tasks, so that noise from the rest of the machine (other processes on
+// its few cores) falls on all of them alike. It reports each variant's
+// median ops/s over the rounds, the median of the per-round v2/base and
+// v1/base ratios, and, for T=2, the median T=2/T=1 scaling of each
+// variant. Run it with -benchtime=Nx for N rounds.
+func BenchmarkOpen1AB(b *testing.B) {
+	for _, enc := range []bool{false, true} {
+		for _, T := range []int{1, 2} {
+			name := fmt.Sprintf("parent=%s/T=%d", map[bool]string{false: "plain", true: "encrypted"}[enc], T)
+			b.Run(name, func(b *testing.B) {
+				const chunk = 20000
+				benches := map[string]*open1.Bench{}
+				singles := map[string]*open1.Bench{}
+				for _, v := range variants {
+					for _, m := range []struct {
+						into  map[string]*open1.Bench
+						tasks int
+					}{{benches, T}, {singles, 1}} {
+						x, err := open1.Setup(open1.Config{Variant: v, Encrypted: enc, Tasks: m.tasks})
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer x.Close()
+						m.into[v] = x
+					}
+				}
+				ops := map[string][]float64{}
+				ratios := map[string][]float64{}
+				scaling := map[string][]float64{}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					round := map[string]float64{}
+					for _, v := range variants {
+						r, err := benches[v].Run(chunk / T)
+						if err != nil {
+							b.Fatal(err)
+						}
+						round[v] = r.OpsPerSec()
+						ops[v] = append(ops[v], r.OpsPerSec())
+						if T > 1 {
+							r1, err := singles[v].Run(chunk)
+							if err != nil {
+								b.Fatal(err)
+							}
+							scaling[v] = append(scaling[v], round[v]/r1.OpsPerSec())
+						}
+					}
+					for _, v := range variants[1:] {
+						ratios[v] = append(ratios[v], round[v]/round["base"])
+					}
+				}
+				b.StopTimer()
+				for _, v := range variants {
+					b.ReportMetric(median(ops[v]), v+"-ops/s")
+					if T > 1 {
+						b.ReportMetric(median(scaling[v]), v+"-T2/T1")
+					}
+				}
+				for _, v := range variants[1:] {
+					b.ReportMetric(median(ratios[v]), v+"/base")
+				}
+			})
+		}
+	}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
 }

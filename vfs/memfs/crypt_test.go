@@ -152,3 +152,103 @@ func TestEncryptedDirRoundTrip(t *testing.T) {
 	}
 	p.Close(task, fd)
 }
+
+// TestFscryptIoctls dispatches every fscrypt ioctl through the syscall
+// surface.
+func TestFscryptIoctls(t *testing.T) {
+	_, p, task := boot(t)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(p.Mkdir(task, "/e", 0o755))
+	must(p.Mkdir(task, "/full", 0o755))
+	fd, err := p.Open(task, "/full/f", vfs.O_CREAT|vfs.O_WRONLY, 0o644)
+	must(err)
+	p.Close(task, fd)
+	dfd, err := p.Open(task, "/e", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+	must(err)
+	defer p.Close(task, dfd)
+	id, err := p.AddEncryptionKey(task, dfd, key(3))
+	must(err)
+	if s, err := p.KeyStatus(task, dfd, id); err != nil || s != fscrypt.KeyStatusPresent {
+		t.Fatalf("key status %d %v", s, err)
+	}
+	pol := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: fscrypt.ModeAES256XTS,
+		FilenamesMode: fscrypt.ModeAES256CTS, Flags: fscrypt.PolicyFlagsPad16, Identifier: id}
+	if _, err := p.Ioctl(task, dfd, vfs.FS_IOC_GET_ENCRYPTION_POLICY_EX, make([]byte, 8+24)); err != errno.ENODATA {
+		t.Fatalf("get policy of an unencrypted dir: %v", err)
+	}
+	must(p.SetEncryptionPolicy(task, dfd, pol))
+	must(p.SetEncryptionPolicy(task, dfd, pol)) // the same again: fine
+	other := pol
+	other.Flags = fscrypt.PolicyFlagsPad32
+	if err := p.SetEncryptionPolicy(task, dfd, other); err != errno.EEXIST {
+		t.Fatalf("another policy: %v", err)
+	}
+	ffd, err := p.Open(task, "/full", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+	must(err)
+	defer p.Close(task, ffd)
+	if err := p.SetEncryptionPolicy(task, ffd, pol); err != errno.ENOTEMPTY {
+		t.Fatalf("non-empty dir: %v", err)
+	}
+	arg := make([]byte, 8+24)
+	arg[0] = 24
+	if _, err := p.Ioctl(task, dfd, vfs.FS_IOC_GET_ENCRYPTION_POLICY_EX, arg); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := fscrypt.ParsePolicy(arg[8:]); err != nil || !got.Equal(&pol) {
+		t.Fatalf("get policy ex: %v %v", got.String(), err)
+	}
+	if _, err := p.Ioctl(task, dfd, vfs.FS_IOC_GET_ENCRYPTION_POLICY, make([]byte, 12)); err != errno.EINVAL {
+		t.Fatalf("v1 get of a v2 policy: %v", err)
+	}
+	var nonce [16]byte
+	if _, err := p.Ioctl(task, dfd, vfs.FS_IOC_GET_ENCRYPTION_NONCE, &nonce); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := p.LookupDentry(task, "/e", false)
+	ctx, err := fscrypt.ParseContext(memfs.Context(d.Inode()))
+	vfsDput(task, d)
+	if err != nil || ctx.Nonce != nonce {
+		t.Fatalf("nonce %x, context %v %v", nonce, ctx.String(), err)
+	}
+	if _, err := p.Ioctl(task, dfd, vfs.FS_IOC_GET_ENCRYPTION_NONCE, nonce[:]); err != errno.EFAULT {
+		t.Fatalf("wrong argument type: %v", err)
+	}
+	if _, err := p.Ioctl(task, dfd, 0x1234, nil); err != errno.ENOTTY {
+		t.Fatalf("unknown ioctl: %v", err)
+	}
+	// A file kept open keeps the key in use: removing it is incomplete.
+	busy, err := p.Open(task, "/e/f", vfs.O_CREAT|vfs.O_RDWR, 0o600)
+	must(err)
+	status, err := p.RemoveEncryptionKey(task, dfd, id)
+	if err != nil || status != fscrypt.KeyRemovalStatusFlagFilesBusy {
+		t.Fatalf("removal with /e/f open: status %#x, %v", status, err)
+	}
+	if s, _ := p.KeyStatus(task, dfd, id); s != fscrypt.KeyStatusIncompletelyRemoved {
+		t.Fatalf("key status with /e/f open: %d", s)
+	}
+	if _, err := p.Write(task, busy, []byte("still writable")); err != nil {
+		t.Fatalf("write to the busy file: %v", err)
+	}
+	p.Close(task, busy)
+	// Removing again retries the eviction, as fscryptctl documents; /e
+	// itself is still open (dfd) and keeps the key busy.
+	if status, err := p.RemoveEncryptionKey(task, dfd, id); err != nil || status != fscrypt.KeyRemovalStatusFlagFilesBusy {
+		t.Fatalf("second removal: status %#x, %v", status, err)
+	}
+
+	// Without encryption support, EOPNOTSUPP.
+	k := kernel.New()
+	t2 := k.NewTask("noenc")
+	defer t2.Exit()
+	_, p2, err := memfs.Boot(t2, vfs.Config{}, &memfs.Options{NoEncrypt: true})
+	must(err)
+	rfd, _ := p2.Open(t2, "/", vfs.O_RDONLY, 0)
+	if _, err := p2.AddEncryptionKey(t2, rfd, key(3)); err != errno.EOPNOTSUPP {
+		t.Fatalf("add key without encryption support: %v", err)
+	}
+}
