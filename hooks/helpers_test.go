@@ -78,15 +78,6 @@ func (e *env) inode(path string) *vfs.Inode {
 	return d.Inode()
 }
 
-// rootFd is an open descriptor for the key ioctls.
-func (e *env) rootFd() int {
-	e.tb.Helper()
-	fd, err := e.p.Open(e.t, "/", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
-	e.must(err)
-	e.tb.Cleanup(func() { e.p.Close(e.t, fd) })
-	return fd
-}
-
 // removeKey removes the key id; all files it unlocked must be idle.
 func (e *env) removeKey(id [16]byte) {
 	e.tb.Helper()

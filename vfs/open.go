@@ -244,10 +244,11 @@ func (nd *nameidata) doOpen(f *File, op *openFlags) error {
 	if nd.flags&LOOKUP_DIRECTORY != 0 && !d.IsDir() {
 		return errno.ENOTDIR
 	}
+	// A file just created is neither checked for write access nor
+	// truncated.
 	accMode := op.accMode
 	doTruncate := false
 	if f.mode&FMODE_CREATED != 0 {
-		openFlag &^= O_TRUNC
 		accMode = 0
 	} else if d.IsReg() && openFlag&O_TRUNC != 0 {
 		doTruncate = true
