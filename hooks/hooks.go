@@ -156,10 +156,12 @@ func prepareDentry(t *kernel.Task, dentry *vfs.Dentry, nokey bool) {
 var fscryptDops sync.Map // *dcache.Operations[vfs.Inode] -> struct{}
 
 // FscryptPrepareCreate is the first check of creating in a directory: an
-// encrypted directory needs its key (fscrypt_policy_to_inherit ->
-// fscrypt_require_key, the start of fscrypt_prepare_new_inode since Linux
-// 5.16, and of fscrypt_prepare_create before). Errors: ENOKEY, key setup
-// errors.
+// encrypted directory needs its key. Since Linux 5.16 it is the start of
+// fscrypt_prepare_new_inode (fscrypt_policy_to_inherit ->
+// fscrypt_require_key); before, the filesystems set up the directory's key
+// and tested fscrypt_has_encryption_key themselves. Calling it first fails
+// a create with ENOKEY before any inode is allocated. Errors: ENOKEY, key
+// setup errors.
 func FscryptPrepareCreate(t *kernel.Task, dir *vfs.Inode) error {
 	if !dir.IsEncrypted() {
 		return nil
