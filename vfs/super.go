@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -291,7 +292,7 @@ func (s *System) lookupMnt(parent *Mount, d *Dentry) *Mount {
 	return (*s.mounts.Load())[mountKey{parent, d}]
 }
 
-// Mounts returns the mounts, the root first.
+// Mounts returns the mounts in the order they were made.
 func (s *System) Mounts() []*Mount {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -299,8 +300,10 @@ func (s *System) Mounts() []*Mount {
 	if s.rootMnt != nil {
 		out = append(out, s.rootMnt)
 	}
+	var rest []*Mount
 	for _, m := range *s.mounts.Load() {
-		out = append(out, m)
+		rest = append(rest, m)
 	}
-	return out
+	sort.Slice(rest, func(i, j int) bool { return rest[i].SB.dev < rest[j].SB.dev })
+	return append(out, rest...)
 }
