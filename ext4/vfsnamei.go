@@ -155,7 +155,10 @@ func (o *dirOps) findDentry(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (*Den
 }
 
 // Unlink is ext4_unlink (__ext4_unlink): find the entry, delete it
-// (ext4_delete_entry), drop the link.
+// (ext4_delete_entry), drop the link. In a casefolded directory the dentry
+// is invalidated rather than left negative, as Linux before 6.9 does (see
+// Lookup): a negative "b" would otherwise be reused, name and all, by a
+// create of "B".
 func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	defer t.Trace("ext4_unlink")()
 	ref, err := o.findDentry(t, dir, d)
@@ -164,6 +167,9 @@ func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	}
 	if err := DeleteEntry(t, infoOf(dir).dir, ref); err != nil {
 		return err
+	}
+	if dir.IsCasefolded() {
+		dcache.DInvalidate(t, d)
 	}
 	d.Inode().DropNlink(t)
 	return nil
@@ -191,6 +197,9 @@ func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	}
 	if err := DeleteEntry(t, ddir, ref); err != nil {
 		return err
+	}
+	if dir.IsCasefolded() {
+		dcache.DInvalidate(t, d)
 	}
 	inode.ClearNlink()
 	dir.DropNlink(t)

@@ -147,7 +147,10 @@ func (o *dirOps) findDentry(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (*Den
 }
 
 // Unlink is f2fs_unlink: find the dentry, delete it (f2fs_delete_entry)
-// and drop the link (f2fs_drop_nlink).
+// and drop the link (f2fs_drop_nlink). In a casefolded directory the
+// dentry is invalidated rather than left negative, as Linux before 6.9
+// does: a negative dentry named "b" would otherwise be found, and reused
+// with its name, by a later create of "B".
 func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	defer t.Trace("f2fs_unlink")()
 	ref, err := o.findDentry(t, dir, d)
@@ -158,6 +161,11 @@ func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 		return err
 	}
 	o.fs.syncDirSize(dir)
+	// Negative dentries do not go with casefolding here (see Lookup):
+	// f2fs_unlink invalidates the dentry of a casefolded directory.
+	if dir.IsCasefolded() {
+		dcache.DInvalidate(t, d)
+	}
 	inode := d.Inode()
 	if inode.IsDir() {
 		dir.DropNlink(t)

@@ -177,3 +177,30 @@ func TestVFSSmoke(t *testing.T) {
 		})
 	}
 }
+
+// TestRenameConvertsInlineDir: a rename inside a full inline directory
+// makes f2fs_add_link convert it to dentry blocks; the old dentry must be
+// found again before it is deleted, as f2fs_rename does.
+func TestRenameConvertsInlineDir(t *testing.T) {
+	e := boot(t, &f2fs.Options{})
+	e.must(e.p.Mkdir(e.t, "/a", 0o755))
+	// "." and ".." take 2 of the 182 inline slots; 8-byte names take one.
+	for i := 0; i < 180; i++ {
+		e.write(fmt.Sprintf("/a/f%07d", i), "x")
+	}
+	if !e.dir("/a").Inline {
+		t.Fatal("not inline any more")
+	}
+	e.must(e.p.Rename(e.t, "/a/f0000007", "/a/g0000007", 0))
+	if e.dir("/a").Inline {
+		t.Fatal("still inline")
+	}
+	e.check("/a")
+	names := e.list("/a")
+	if len(names) != 182 || names[len(names)-1] != "g0000007" {
+		t.Fatalf("%d names, last %q", len(names), names[len(names)-1])
+	}
+	if _, err := e.p.Stat(e.t, "/a/f0000007"); err != errno.ENOENT {
+		t.Fatal(err)
+	}
+}
