@@ -269,6 +269,18 @@ func (s *system) inode(path string) (*vfs.Inode, error) {
 	return d.Inode(), nil
 }
 
+// dropCaches forgets the unused dentries below the directory at path (as
+// echo 2 > /proc/sys/vm/drop_caches would), so that lookups reach the
+// filesystem again.
+func (s *system) dropCaches(path string) error {
+	inode, err := s.inode(path)
+	if err != nil {
+		return err
+	}
+	vfs.ShrinkDcacheInode(s.t, inode)
+	return nil
+}
+
 // checkDir runs the filesystem's directory checker on the directory at
 // path (nothing for memfs).
 func (s *system) checkDir(path string) error {
