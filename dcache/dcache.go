@@ -45,7 +45,12 @@ func (c *Cache[I]) dAlloc(t *kernel.Task, sb any, name Qstr) (*Dentry[I], error)
 // DAlloc allocates a dentry named name (whose Hash the caller computed, as
 // with MakeQstr or DHash) as a child of parent (d_alloc). The new dentry
 // has one reference, no inode and is unhashed; it holds a reference on
-// parent and inherits its superblock and operations. Errors: ENOMEM.
+// parent and inherits its superblock and operations: d_alloc sets
+// sb->s_d_op, and the model keeps the superblock's operations on every
+// dentry, so the parent's are the superblock's. The DCACHE_OP_* flags are
+// derived from the operations, as d_set_d_op does, never copied from the
+// parent (whose own flags may have been cleared, e.g. by
+// fscrypt_prepare_dentry). Errors: ENOMEM.
 func DAlloc[I any](t *kernel.Task, parent *Dentry[I], name Qstr) (*Dentry[I], error) {
 	d, err := parent.cache.dAlloc(t, parent.sb, name)
 	if err != nil {
@@ -53,7 +58,7 @@ func DAlloc[I any](t *kernel.Task, parent *Dentry[I], name Qstr) (*Dentry[I], er
 	}
 	if op := parent.op; op != nil {
 		d.op = op
-		d.flags.Store(parent.flags.Load() & uint32(OpHash|OpCompare|OpRevalidate|OpDelete))
+		d.flags.Store(uint32(dOpFlags(op)))
 	}
 	parent.Lock(t)
 	// dget_dlock: the parent is locked and referenced by the caller.

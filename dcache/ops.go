@@ -37,22 +37,29 @@ func DSetDOp[I any](t *kernel.Task, d *Dentry[I], op *Operations[I]) {
 	d.Lock(t)
 	d.op = op
 	f := Flags(d.flags.Load()) &^ (OpHash | OpCompare | OpRevalidate | OpDelete)
-	if op != nil {
-		if op.Hash != nil {
-			f |= OpHash
-		}
-		if op.Compare != nil {
-			f |= OpCompare
-		}
-		if op.Revalidate != nil {
-			f |= OpRevalidate
-		}
-		if op.Delete != nil {
-			f |= OpDelete
-		}
-	}
-	d.flags.Store(uint32(f))
+	d.flags.Store(uint32(f | dOpFlags(op)))
 	d.Unlock()
+}
+
+// dOpFlags returns the DCACHE_OP_* flags that d_set_d_op derives from op.
+func dOpFlags[I any](op *Operations[I]) Flags {
+	var f Flags
+	if op == nil {
+		return f
+	}
+	if op.Hash != nil {
+		f |= OpHash
+	}
+	if op.Compare != nil {
+		f |= OpCompare
+	}
+	if op.Revalidate != nil {
+		f |= OpRevalidate
+	}
+	if op.Delete != nil {
+		f |= OpDelete
+	}
+	return f
 }
 
 // DRevalidate calls d's d_revalidate if it has one (the d_revalidate

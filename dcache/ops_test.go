@@ -497,6 +497,18 @@ func TestOperationsDeleteReleaseRevalidate(t *testing.T) {
 	if f := keep.Flags(); f&(OpDelete|OpRevalidate) != OpDelete|OpRevalidate || f&OpHash != 0 {
 		t.Fatalf("op flags %v", f)
 	}
+	// A parent whose own DCACHE_OP_REVALIDATE was cleared (as
+	// fscrypt_prepare_dentry does for a dentry with a real name) still
+	// gives its children the flags of the operations: d_alloc derives
+	// them with d_set_d_op, it does not copy the parent's.
+	keep.ClearFlags(tk, OpRevalidate)
+	child := e.add(t, keep, "child", RegularType)
+	if f := child.Flags(); f&(OpDelete|OpRevalidate) != OpDelete|OpRevalidate {
+		t.Fatalf("child of a parent without OpRevalidate: op flags %v", f)
+	}
+	DDrop(tk, child)
+	Dput(tk, child) // unhashed: killed, dropping its reference on keep
+	released = nil
 	Dput(tk, keep)
 	Dput(tk, tmp) // d_delete says kill it, hashed or not
 	if keep.Count() != 0 || tmp.Count() != LockrefDead {

@@ -113,11 +113,18 @@ func ParsePolicy(b []byte) (Policy, error) {
 
 // Equal is fscrypt_policies_equal: same version and identical bytes.
 func (p *Policy) Equal(q *Policy) bool {
-	if p.Version != q.Version || p.Size() == 0 {
+	if p.Version != q.Version || p.ContentsMode != q.ContentsMode ||
+		p.FilenamesMode != q.FilenamesMode || p.Flags != q.Flags {
 		return false
 	}
-	a, b := p.Marshal(), q.Marshal()
-	return string(a) == string(b)
+	switch p.Version {
+	case PolicyV1:
+		return p.Descriptor == q.Descriptor
+	case PolicyV2:
+		return p.Log2DataUnitSize == q.Log2DataUnitSize && p.Reserved == q.Reserved &&
+			p.Identifier == q.Identifier
+	}
+	return false
 }
 
 // PaddingBytes returns the filename padding the policy selects (4..32).

@@ -387,7 +387,6 @@ func lookupSlowLocked(t *kernel.Task, name *dcache.Qstr, base *Dentry, flags uin
 	if err != nil {
 		return nil, err
 	}
-	dSetDOpFlags(t, d)
 	t.Inc(EvLookupSlow)
 	old, err := dir.Op.Lookup(t, dir, d, flags&^LOOKUP_RCU)
 	if err != nil {
@@ -766,31 +765,4 @@ func dAncestor(p1, p2 *Dentry) *Dentry {
 		p = parent
 	}
 	return nil
-}
-
-// dSetDOpFlags gives a new dentry the DCACHE_OP_* flags of its operations,
-// as d_alloc's d_set_d_op(dentry, sb->s_d_op) does. dcache.DAlloc copies
-// them from the parent's flags instead, which loses DCACHE_OP_REVALIDATE
-// below a directory whose flag fscrypt_prepare_dentry cleared.
-func dSetDOpFlags(t *kernel.Task, d *Dentry) {
-	op := d.Ops()
-	if op == nil {
-		return
-	}
-	var want dcache.Flags
-	if op.Hash != nil {
-		want |= dcache.OpHash
-	}
-	if op.Compare != nil {
-		want |= dcache.OpCompare
-	}
-	if op.Revalidate != nil {
-		want |= dcache.OpRevalidate
-	}
-	if op.Delete != nil {
-		want |= dcache.OpDelete
-	}
-	if d.Flags()&want != want {
-		d.SetFlags(t, want)
-	}
 }
