@@ -509,6 +509,7 @@ func TestOperationsDeleteReleaseRevalidate(t *testing.T) {
 	DDrop(tk, child)
 	Dput(tk, child) // unhashed: killed, dropping its reference on keep
 	released = nil
+	keep.SetFlags(tk, OpRevalidate)
 	Dput(tk, keep)
 	Dput(tk, tmp) // d_delete says kill it, hashed or not
 	if keep.Count() != 0 || tmp.Count() != LockrefDead {
