@@ -2,7 +2,9 @@
 // traced syscalls, and tools that compute what the kernel would write
 // (fscrypt ciphertexts, directory hashes, directory block dumps).
 //
-// Run `vfslab --help` for the commands and `vfslab COMMAND --help` for each
+// With no arguments it runs `vfslab report`: every modelled patch's variants
+// on the workload its seed measured, beside the seed's figures. Run
+// `vfslab --help` for the commands and `vfslab COMMAND --help` for each
 // command's flags.
 package main
 
@@ -42,8 +44,9 @@ func main() {
 // success, 1 when the command failed, 2 for a usage error.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		usage(stdout)
-		return 0
+		// The main job: reproduce every seed's figure.
+		fmt.Fprintln(stderr, "vfslab: running 'vfslab report' (every patch's variants on its seed's workload); 'vfslab --help' lists the commands")
+		return commands["report"].run(nil, stdout, stderr)
 	}
 	switch args[0] {
 	case "-h", "--help", "-help", "help":
