@@ -1,6 +1,30 @@
-// Package f2fs models the Linux f2fs directory code (fs/f2fs/dir.c, inline.c and hash.c): the
-// dentry block and inline dentry formats, the multi-level hash table of directory buckets and
-// the name hash that selects a bucket, byte for byte as the kernel computes them, so that
-// directory behaviour and kernel patches to it can be simulated, property-tested and
-// benchmarked in Go.
+// Package f2fs models Linux f2fs: its directory code (fs/f2fs/dir.c,
+// inline.c and hash.c) byte for byte, and the filesystem the VFS mounts
+// (fs/f2fs/namei.c, file.c, super.c) on a simulated device.
+//
+// # Directories
+//
+// The dentry block and inline dentry formats, the multi-level hash table of
+// directory buckets and the name hash that selects a bucket are computed as
+// the kernel computes them (checked against f2fs-tools), as are the lookup
+// path (__f2fs_find_entry with the linear fallback of casefolded
+// directories, the lookup_mode= option and seed 001's prealloc buffer),
+// add, delete and readdir. CheckDir is an fsck.f2fs-style checker.
+//
+// # The filesystem
+//
+// Type is f2fs as a vfs.FileSystemType (Boot makes a machine whose root is a
+// fresh f2fs). Every mount formats a new device: the root directory (inode
+// 3) with inline dentries in its inode block. Inodes live in memory (a table
+// from nid to inode, their metadata in the inode); directory blocks,
+// inline dentry areas and the 4 KiB blocks of file contents live on the
+// device. The inode and file operations call the fscrypt hooks where
+// f2fs does: fscrypt_prepare_lookup from ->lookup, fscrypt_prepare_new_inode
+// and fscrypt_set_context when an inode is made, fscrypt_prepare_link,
+// fscrypt_prepare_rename and fscrypt_prepare_symlink from those operations,
+// fscrypt_file_open from ->open (seed 004's function), and file contents
+// are encrypted per data unit through fscrypt's page-cache helpers. The
+// encryption context is the encryption xattr (index 9, name "c"). Casefolding
+// is set per empty directory with FS_IOC_SETFLAGS (FS_CASEFOLD_FL) on a
+// filesystem made with the casefold feature (Options.Casefold).
 package f2fs

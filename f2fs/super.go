@@ -241,15 +241,23 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data any) error {
 // addressed by 32-bit page indexes.
 const maxFileSize = int64(1) << 44
 
+// Mount formats a fresh simulated device with opts (nil: the defaults) and
+// mounts it on target, which proc resolves; the first mount of sys becomes
+// the root of its namespace (proc and target are then ignored). The mount's
+// SB is the new superblock (Of(m.SB) its f2fs), Root its root dentry.
+func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts *Options) (*vfs.Mount, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	return sys.Mount(t, proc, Type, target, vfs.MountOptions{Source: "f2fs", Data: opts})
+}
+
 // Boot makes a machine on t's kernel whose root filesystem is a fresh f2fs
 // with opts (nil: the defaults) and patch selection cfg.Patches, and starts
 // a process on it.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
 	sys := vfs.NewSystem(t.K, nil, cfg)
-	if opts == nil {
-		opts = &Options{}
-	}
-	if _, err := sys.Mount(t, nil, Type, "/", vfs.MountOptions{Source: "f2fs", Data: opts}); err != nil {
+	if _, err := Mount(t, sys, nil, "/", opts); err != nil {
 		return nil, nil, err
 	}
 	return sys, sys.NewProc(t, nil), nil

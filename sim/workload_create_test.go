@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/vfslab/vfslab/crypto"
+	"github.com/vfslab/vfslab/f2fs"
+	"github.com/vfslab/vfslab/fscrypt"
+)
+
+// TestCreateWorkload runs the seeds' program with 60 files per run under
+// each f2fs-lookup-prealloc variant. Every create misses a hashed lookup in
+// a casefolded directory and falls back to the linear search, which
+// decrypts the j names already there: 60*59/2 decryptions in all, plus "."
+// and ".." per lookup, plus the run's mkdir (a miss among "." and "..")
+// and chdir (a hashed hit: one). base kmallocs a buffer per decryption,
+// v2's inverted check reallocates for every name as short as these, v4
+// keeps one buffer per lookup.
+func TestCreateWorkload(t *testing.T) {
+	const n = 60
+	g := byVariant(quick(t, "create", map[string]string{"n": "60"}, 1))
+	decrypts := float64(n*(n-1)/2 + 2*n + 2 + 1)
+	for _, v := range f2fs.LookupPrealloc.VariantNames() {
+		m := g[v]
+		if m.Errors != 0 || len(m.Bugs) != 0 {
+			t.Fatalf("%s: %d errors (%s), bugs %v", v, m.Errors, m.FirstError, m.Bugs)
+		}
+		if got := m.Events[f2fs.EvLinearFallback.Name()]; got != n+1 {
+			t.Errorf("%s: %v linear fallbacks per run, want %d (one per create, and the mkdir)", v, got, n+1)
+		}
+		if got := m.Events[f2fs.EvNameDecrypts.Name()]; got != decrypts {
+			t.Errorf("%s: %v names decrypted per run, want %v", v, got, decrypts)
+		}
+	}
+	base, v2, v4 := g["base"].Kmallocs, g["v2"].Kmallocs, g["v4"].Kmallocs
+	// n+2 lookups decrypt: the creates, the mkdir and the chdir.
+	if v2 != base || base-v4 != decrypts-float64(n+2) {
+		t.Errorf("kmallocs per run: base %v v2 %v v4 %v; v4 should save one per decryption but one per lookup", base, v2, v4)
+	}
+}
+
+// TestCreateWorkloadFnameOnstack: the same program compared over seed
+// 000's variants, on ext4; base allocates a request per name encryption
+// and decryption, v2 (which changes fname.c only) still one per data unit
+// written, upstream none.
+func TestCreateWorkloadFnameOnstack(t *testing.T) {
+	w, err := Lookup("create")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(Config{Workload: w, Patch: fscrypt.FnameOnstackPatch, Ops: 1, CountOps: 1, Count: 1,
+		Params: map[string]string{"n": "40", "fs": "ext4"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := byVariant(rep.Groups[0])
+	reqs := g["base"].Events[crypto.EvReqAlloc.Name()]
+	if reqs < 40*39/2 {
+		t.Errorf("base: %v request allocations per run", reqs)
+	}
+	for v, want := range map[string]float64{"v2": 40, "upstream": 0} {
+		got := g[v].Events[crypto.EvReqAlloc.Name()]
+		if g[v].Errors != 0 || got != want {
+			t.Errorf("%s: errors %d (%s), %v request allocations, want %v", v, g[v].Errors, g[v].FirstError, got, want)
+		}
+		if g[v].Kmallocs != g["base"].Kmallocs-(reqs-got) {
+			t.Errorf("%s: %v kmallocs, base %v with %v requests", v, g[v].Kmallocs, g["base"].Kmallocs, reqs)
+		}
+	}
+}
+
+// TestLookupWorkload: a hashed hit compares about one name whatever the
+// directory size; a miss with the linear fallback compares every name,
+// and under base allocates a buffer for each, under v4 one per lookup.
+func TestLookupWorkload(t *testing.T) {
+	hit := byVariant(quick(t, "lookup", map[string]string{"entries": "300", "mode": "hit"}, 20))
+	miss := byVariant(quick(t, "lookup", map[string]string{"entries": "300", "mode": "miss"}, 20))
+	for _, v := range f2fs.LookupPrealloc.VariantNames() {
+		if hit[v].Errors != 0 || miss[v].Errors != 0 {
+			t.Fatalf("%s: %s %s", v, hit[v].FirstError, miss[v].FirstError)
+		}
+		if c := hit[v].Events[f2fs.EvNamesCompared.Name()]; c < 1 || c > 1.5 {
+			t.Errorf("%s hit: %v names compared", v, c)
+		}
+		if c := miss[v].Events[f2fs.EvNamesCompared.Name()]; c != 302 {
+			t.Errorf("%s miss: %v names compared, want 302", v, c)
+		}
+	}
+	if k := miss["base"].Kmallocs - miss["v4"].Kmallocs; k < 300 {
+		t.Errorf("miss: base %v kmallocs, v4 %v", miss["base"].Kmallocs, miss["v4"].Kmallocs)
+	}
+}
