@@ -5,7 +5,6 @@
 package tests
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"testing"
@@ -55,8 +54,17 @@ func (c config) String() string {
 // refuses to encrypt its root (ext4_set_context).
 const testDir = "/d"
 
-// masterKey is the v2 master key of the encrypted test directories.
-var masterKey = bytes.Repeat([]byte{0x5a}, 64)
+// masterKey is the master key of the encrypted test directories. It must
+// not repeat itself: a v1 key is derived block by block with AES-ECB, and
+// XTS refuses a key whose two halves are equal (fscrypt asks for
+// CRYPTO_TFM_REQ_FORBID_WEAK_KEYS).
+var masterKey = func() []byte {
+	k := make([]byte, 64)
+	for i := range k {
+		k[i] = byte(i*7 + 1)
+	}
+	return k
+}()
 
 // system is a booted machine with one process.
 type system struct {
