@@ -31,8 +31,10 @@ func (asciiFold) fold(dst, name []byte) (int, error) {
 		case c >= 'A' && c <= 'Z':
 			c += 'a' - 'A'
 		case c == 0xc3 && i+1 < len(name) && name[i+1] == 0x9f: // ß
-			if !put('s') || !put('s') {
-				return 0, errno.ENAMETOOLONG
+			for range 2 { // ß folds to "ss"
+				if !put('s') {
+					return 0, errno.ENAMETOOLONG
+				}
 			}
 			i++
 			continue

@@ -34,9 +34,6 @@ type preparedKey struct {
 	tfm atomic.Pointer[cryptoTfm]
 }
 
-// isPrepared is fscrypt_is_key_prepared (an acquire load).
-func (k *preparedKey) isPrepared() bool { return k.tfm.Load() != nil }
-
 // InodeInfo is struct fscrypt_inode_info (i_crypt_info): an inode's
 // encryption key and policy, set up when the inode is first accessed with
 // its master key present.

@@ -50,9 +50,6 @@ func (n *NokeyName) String() string {
 
 const base64urlTable = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
-// base64urlChars is FSCRYPT_BASE64URL_CHARS.
-func base64urlChars(n int) int { return (n*4 + 2) / 3 }
-
 // base64urlEncode is fscrypt_base64url_encode: RFC 4648 base64url without
 // '=' padding, appended to dst.
 func base64urlEncode(dst, src []byte) []byte {

@@ -9,7 +9,7 @@ import (
 // unicode121 is UNICODE_AGE(12, 1, 0), the version of the kernel's tables
 // (utf8vers in fs/unicode/utf8data.c_shipped, UTF8_LATEST in
 // include/linux/unicode.h).
-const unicode121 = 12<<16 | 1<<8 | 0
+const unicode121 = 12<<16 | 1<<8 // UNICODE_AGE(12, 1, 0)
 
 // reiwa is U+32FF SQUARE ERA NAME REIWA, the only character Unicode 12.1.0
 // added to 12.0.0 (DerivedAge.txt: "32FF ; 12.1"). Its decomposition is the

@@ -28,8 +28,6 @@ const (
 	// nhpolyKeySize is the NHPoly1305 key length (NHPOLY1305_KEY_SIZE): a
 	// Poly1305 key followed by the NH key.
 	nhpolyKeySize = poly1305BlockSize + nhKeyBytes
-	// nhHashBytes is the size of one NH output (NH_HASH_BYTES).
-	nhHashBytes = 8 * nhPasses
 )
 
 // nhpolyKey is an expanded NHPoly1305 key.
