@@ -21,22 +21,27 @@
 // limit of skcipher_request.cryptlen; this package enforces the same limits.
 //
 // The implementation is self-contained apart from the AES block cipher, which
-// comes from the standard library's crypto/aes. lukechampine.com/adiantum
-// computes the same function (it passes the kernel's test vectors) but is not
-// used here: it allocates twice per call, keeps a scratch buffer in the shared
-// cipher value (so one keyed value cannot serve concurrent requests, as a
-// kernel tfm can), panics on messages shorter than 16 bytes and accepts any
-// tweak length. Its test suite role here is that of an independent oracle.
+// comes from package crypto/aes of this module: a concrete [aes.Ctx], the
+// analogue of the crypto_cipher "blockcipher" child that adiantum_setkey keys
+// with K_E. Nothing is called through an interface, so Encrypt and Decrypt
+// neither allocate nor let dst, src or the tweak escape to the heap.
+//
+// lukechampine.com/adiantum computes the same function (it passes the
+// kernel's test vectors) but is not used here: it allocates twice per call,
+// keeps a scratch buffer in the shared cipher value (so one keyed value
+// cannot serve concurrent requests, as a kernel tfm can), panics on messages
+// shorter than 16 bytes and accepts any tweak length. Its test suite role
+// here is that of an independent oracle.
 package adiantum
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"encoding/binary"
 	"math"
 	"math/bits"
 	"syscall"
 	"unsafe"
+
+	"github.com/vfslab/vfslab/crypto/aes"
 )
 
 const (
@@ -65,11 +70,11 @@ const (
 // be used by concurrent goroutines; SetKey itself must not race with other
 // calls.
 type Cipher struct {
-	keyed     bool
-	streamKey [8]uint32    // K_S
-	block     cipher.Block // AES-256 keyed with K_E
-	headerKey poly1305Key  // K_T
-	hashKey   nhpolyKey    // K_N
+	keyed       bool
+	streamKey   [8]uint32   // K_S
+	blockcipher aes.Ctx     // AES-256 expanded from K_E
+	headerKey   poly1305Key // K_T
+	hashKey     nhpolyKey   // K_N
 }
 
 // New returns a Cipher keyed with key (see SetKey).
@@ -104,11 +109,10 @@ func (c *Cipher) SetKey(key []byte) error {
 	s.init(&c.streamKey, &nonce, 0, chachaRounds)
 	s.xorKeyStream(derived[:], derived[:])
 
-	b, err := aes.NewCipher(derived[:blockCipherKeySize])
-	if err != nil {
+	if err := aes.ExpandKey(&c.blockcipher, derived[:blockCipherKeySize]); err != nil {
+		clear(derived[:])
 		return err
 	}
-	c.block = b
 	rest := derived[blockCipherKeySize:]
 	c.headerKey.setKey(rest[:poly1305BlockSize])
 	c.hashKey.setKey(rest[poly1305BlockSize:])
@@ -123,7 +127,7 @@ func (c *Cipher) SetKey(key []byte) error {
 // syscall.ENOKEY before a successful SetKey, syscall.EINVAL for a tweak that
 // is not 32 bytes, a message shorter than 16 bytes or longer than
 // MaxMessageSize, a short dst, or partially overlapping buffers. It does not
-// allocate.
+// allocate, and dst, src and tweak do not escape.
 func (c *Cipher) Encrypt(dst, src, tweak []byte) error {
 	if err := c.check(dst, src, tweak); err != nil {
 		return err
@@ -200,8 +204,7 @@ func (c *Cipher) streamXOR(dst, src []byte, cm *[BlockSize]byte) {
 }
 
 // encrypt runs Adiantum encryption; len(dst) == len(src) >= 16. The block
-// cipher works in place on dst's last 16 bytes so that no buffer escapes
-// through the cipher.Block interface.
+// cipher works in place on dst's last 16 bytes.
 func (c *Cipher) encrypt(dst, src, tweak []byte) {
 	bulk := len(src) - BlockSize
 	hlo, hhi := c.headerHash(bulk, tweak)
@@ -212,7 +215,7 @@ func (c *Cipher) encrypt(dst, src, tweak []byte) {
 	addTo(right, src[bulk:], lo, hi)
 
 	// C_M = E(P_M)
-	c.block.Encrypt(right, right)
+	c.blockcipher.Encrypt(right, right)
 	var cm [BlockSize]byte
 	copy(cm[:], right)
 
@@ -240,7 +243,7 @@ func (c *Cipher) decrypt(dst, src, tweak []byte) {
 	// P_M = D(C_M)
 	right := dst[bulk:]
 	copy(right, cm[:])
-	c.block.Decrypt(right, right)
+	c.blockcipher.Decrypt(right, right)
 
 	// P_R = P_M - H(T, P_L)
 	lo, hi = c.hash(hlo, hhi, dst[:bulk])

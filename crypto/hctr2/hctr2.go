@@ -26,13 +26,22 @@
 // AES-128, AES-192 or AES-256 keys, and accepts messages of at least 16 bytes;
 // this package enforces the same limits, plus the 32-bit limit of
 // skcipher_request.cryptlen.
+//
+// AES comes from package crypto/aes of this module: a concrete [aes.Ctx] for
+// the single block in the middle of the construction (the kernel's
+// crypto_cipher "blockcipher") and an [XCTR] over its multi-block ECB for
+// the stream part (the kernel's "xctr(aes)" child skcipher). Each is keyed
+// separately, as hctr2_setkey keys both children. Nothing is called through
+// an interface, so Encrypt and Decrypt neither allocate nor let dst, src or
+// the tweak escape to the heap.
 package hctr2
 
 import (
-	"crypto/cipher"
 	"math"
 	"syscall"
 	"unsafe"
+
+	"github.com/vfslab/vfslab/crypto/aes"
 )
 
 const (
@@ -55,9 +64,11 @@ const (
 // "hctr2(aes)". The zero value is unkeyed. After SetKey it may be used by
 // concurrent goroutines; SetKey itself must not race with other calls.
 type Cipher struct {
-	block   cipher.Block
-	hashKey polyvalKey // h = E_K(0)
-	l       [BlockSize]byte
+	keyed       bool
+	blockcipher aes.Ctx    // single-block AES (hctr2's "blockcipher" child)
+	xctr        XCTR       // the "xctr(aes)" child
+	hashKey     polyvalKey // h = E_K(0)
+	l           [BlockSize]byte
 	// tweakLen holds the POLYVAL states after the length block for a 32-byte
 	// tweak, for messages that are (index 0) and are not (index 1) a whole
 	// number of blocks, as hctr2_setkey precomputes them.
@@ -75,23 +86,25 @@ func New(key []byte) (*Cipher, error) {
 
 // SetKey keys the cipher with a 16-, 24- or 32-byte AES key and derives the
 // POLYVAL key h = E_K(0^128) and L = E_K(1 || 0^120) (hctr2_setkey). Any other
-// key length yields syscall.EINVAL and leaves the cipher unkeyed.
+// key length yields syscall.EINVAL and leaves the cipher unkeyed, with any
+// previous key schedules wiped.
 func (c *Cipher) SetKey(key []byte) error {
-	c.block = nil
-	b, err := newAES(key)
-	if err != nil {
-		return err
+	c.keyed = false
+	if aes.ExpandKey(&c.blockcipher, key) != nil || c.xctr.SetKey(key) != nil {
+		c.blockcipher.Wipe()
+		c.xctr.wipe()
+		return syscall.EINVAL
 	}
 	var hbar [BlockSize]byte
-	b.Encrypt(hbar[:], hbar[:])
+	c.blockcipher.Encrypt(hbar[:], hbar[:])
 	c.hashKey.setKey(loadElement(hbar[:]))
 	clear(hbar[:])
 	c.l = [BlockSize]byte{1}
-	b.Encrypt(c.l[:], c.l[:])
+	c.blockcipher.Encrypt(c.l[:], c.l[:])
 	for rem := range c.tweakLen {
 		c.tweakLen[rem] = lengthBlockState(&c.hashKey, TweakSize, rem == 1)
 	}
-	c.block = b
+	c.keyed = true
 	return nil
 }
 
@@ -112,13 +125,13 @@ func lengthBlockState(k *polyvalKey, tweakLen int, hasRemainder bool) polyvalAcc
 // same slice but must not otherwise overlap. Errors: syscall.ENOKEY before a
 // successful SetKey, syscall.EINVAL for a tweak that is not 32 bytes, a
 // message shorter than 16 bytes or longer than MaxMessageSize, a short dst or
-// partially overlapping buffers. It does not allocate.
+// partially overlapping buffers. It does not allocate, and dst, src and
+// tweak do not escape.
 func (c *Cipher) Encrypt(dst, src, tweak []byte) error {
 	if err := c.check(dst, src, tweak); err != nil {
 		return err
 	}
-	c.crypt(dst[:len(src)], src, tweak, true)
-	return nil
+	return c.crypt(dst[:len(src)], src, tweak, true)
 }
 
 // Decrypt is the inverse of Encrypt (hctr2_decrypt), with the same
@@ -127,14 +140,13 @@ func (c *Cipher) Decrypt(dst, src, tweak []byte) error {
 	if err := c.check(dst, src, tweak); err != nil {
 		return err
 	}
-	c.crypt(dst[:len(src)], src, tweak, false)
-	return nil
+	return c.crypt(dst[:len(src)], src, tweak, false)
 }
 
 // check validates a request: the key first (crypto_skcipher_encrypt returns
 // -ENOKEY), then the lengths.
 func (c *Cipher) check(dst, src, tweak []byte) error {
-	if c.block == nil {
+	if !c.keyed {
 		return syscall.ENOKEY
 	}
 	if len(tweak) != TweakSize {
@@ -189,40 +201,43 @@ func (c *Cipher) hashMessage(a polyvalAcc, msg []byte) fieldElement {
 }
 
 // crypt runs HCTR2 in either direction; len(dst) == len(src) >= 16 and the
-// tweak may have any length. The block cipher only ever works in place on
-// dst's first block, and XCTR uses that block as scratch for a trailing
-// partial block, so nothing escapes through the cipher.Block interface.
-func (c *Cipher) crypt(dst, src, tweak []byte, encrypt bool) {
+// tweak may have any length. src is read before the corresponding part of
+// dst is written, so dst may be src. The only error is XCTR's, which cannot
+// occur for a keyed cipher (see XCTR.xor).
+func (c *Cipher) crypt(dst, src, tweak []byte, encrypt bool) error {
 	bulk := len(src) - BlockSize
 	hashed := c.hashTweak(tweak, bulk%BlockSize != 0)
 
 	// MM = M ^ H(T || N), or UU = U ^ H(T || V) when decrypting.
 	d := c.hashMessage(hashed, src[BlockSize:])
 	in := loadElement(src[:BlockSize])
-	first := dst[:BlockSize]
-	fieldElement{in.lo ^ d.lo, in.hi ^ d.hi}.store(first)
-	before := loadElement(first)
+	var blk [BlockSize]byte
+	fieldElement{in.lo ^ d.lo, in.hi ^ d.hi}.store(blk[:])
+	before := loadElement(blk[:])
 
 	// UU = E(MM), or MM = D(UU).
 	if encrypt {
-		c.block.Encrypt(first, first)
+		c.blockcipher.Encrypt(blk[:], blk[:])
 	} else {
-		c.block.Decrypt(first, first)
+		c.blockcipher.Decrypt(blk[:], blk[:])
 	}
-	after := loadElement(first)
+	after := loadElement(blk[:])
+	clear(blk[:])
 
 	// S = MM ^ UU ^ L
 	l := loadElement(c.l[:])
 	var s [BlockSize]byte
 	fieldElement{before.lo ^ after.lo ^ l.lo, before.hi ^ after.hi ^ l.hi}.store(s[:])
 
-	// V = XCTR(S, N), or N = XCTR(S, V); dst's first block is free scratch
-	// until U (or M) is written back.
-	xctrXOR(c.block, dst[BlockSize:], src[BlockSize:], &s, first)
+	// V = XCTR(S, N), or N = XCTR(S, V).
+	if err := c.xctr.xor(dst[BlockSize:], src[BlockSize:], &s); err != nil {
+		return err
+	}
 
 	// U = UU ^ H(T || V), or M = MM ^ H(T || N).
 	d = c.hashMessage(hashed, dst[BlockSize:])
-	fieldElement{after.lo ^ d.lo, after.hi ^ d.hi}.store(first)
+	fieldElement{after.lo ^ d.lo, after.hi ^ d.hi}.store(dst[:BlockSize])
+	return nil
 }
 
 // inexactOverlap reports whether x and y share memory without starting at the
