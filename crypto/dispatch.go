@@ -16,14 +16,12 @@ import (
 // buffers, passes them to an interface method or a func value, or hands
 // them to another goroutine, so Go's escape analysis keeps on-stack
 // requests (and the IVs and scatterlist arrays in their callers' frames) on
-// the stack. The exceptions are contained:
-//   - an algorithm registered through RegisterSkcipher is called through an
-//     interface on heap copies of the data and IV;
-//   - Adiantum and HCTR2 (packages crypto/adiantum and crypto/hctr2) pass
-//     their destination to crypto/cipher interfaces internally, so their
-//     dst parameter escapes; the dispatcher hides that pointer from escape
-//     analysis (noescapeBytes), which is sound because those functions use
-//     dst only during the call and keep no reference to it.
+// the stack. The one exception is contained: an algorithm registered
+// through RegisterSkcipher is called through an interface on heap copies of
+// the data and IV. Adiantum and HCTR2 (packages crypto/adiantum and
+// crypto/hctr2) run on the concrete AES types of package crypto/aes, so
+// their dst, src and IV parameters do not escape and they are called
+// directly.
 
 // bounceStack is the largest request gathered into an on-stack bounce
 // buffer when its scatterlists split it (filenames are at most 255 bytes);
@@ -244,18 +242,18 @@ func cryptContig(t *kernel.Task, tfm *Skcipher, dst, src, iv []byte, enc bool) e
 		err = cryptContig(t, tfm.child, dst, src, iv, enc)
 	case kindAdiantum:
 		if enc {
-			err = tfm.adiant.Encrypt(noescapeBytes(dst), src, iv)
+			err = tfm.adiant.Encrypt(dst, src, iv)
 		} else {
-			err = tfm.adiant.Decrypt(noescapeBytes(dst), src, iv)
+			err = tfm.adiant.Decrypt(dst, src, iv)
 		}
 		if err == nil {
 			t.Inc(EvAESBlocks)
 		}
 	case kindHCTR2:
 		if enc {
-			err = tfm.hctr.Encrypt(noescapeBytes(dst), src, iv)
+			err = tfm.hctr.Encrypt(dst, src, iv)
 		} else {
-			err = tfm.hctr.Decrypt(noescapeBytes(dst), src, iv)
+			err = tfm.hctr.Decrypt(dst, src, iv)
 		}
 		if err == nil {
 			t.Add(EvAESBlocks, blocks16(n)+1)
@@ -293,23 +291,6 @@ func cryptExternal(id uint64, dst, src, iv []byte, enc bool) error {
 		copy(iv, ivc)
 	}
 	return err
-}
-
-// sliceHeader is the layout of a Go slice, with the data pointer held as an
-// integer so that escape analysis does not follow it.
-type sliceHeader struct {
-	data uintptr
-	len  int
-	cap  int
-}
-
-// noescapeBytes returns b unchanged, but hidden from escape analysis (in the
-// spirit of the runtime's noescape). It is used only where the callee is
-// known to use the slice during the call alone; see the comment at the top
-// of this file.
-func noescapeBytes(b []byte) []byte {
-	h := sliceHeader{uintptr(unsafe.Pointer(unsafe.SliceData(b))), len(b), cap(b)}
-	return *(*[]byte)(unsafe.Pointer(&h))
 }
 
 // ecbCrypt is the ecb template over a single-block cipher: each block
