@@ -1,7 +1,6 @@
 package ext4
 
 import (
-	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/hooks"
@@ -9,18 +8,17 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// Inode attribute ioctls (include/uapi/linux/fs.h, x86-64 numbers:
-// _IOR('f', 1, long) and _IOW('f', 2, long)) and the flags they carry. The
-// argument of both is a *uint32. The model's VFS has no fileattr layer, so
-// ext4 answers them from its ->unlocked_ioctl, as it did before Linux 5.13
+// Inode attribute ioctls and the flags they carry (include/uapi/linux/fs.h;
+// package vfs has them). The model's VFS has no fileattr layer, so ext4
+// answers them from its ->unlocked_ioctl, as it did before Linux 5.13
 // (EXT4_IOC_GETFLAGS / EXT4_IOC_SETFLAGS in ext4_ioctl).
 const (
-	FS_IOC_GETFLAGS = 0x80086601
-	FS_IOC_SETFLAGS = 0x40086602
+	FS_IOC_GETFLAGS = vfs.FS_IOC_GETFLAGS
+	FS_IOC_SETFLAGS = vfs.FS_IOC_SETFLAGS
 
-	FS_ENCRYPT_FL  = 0x00000800
-	FS_INDEX_FL    = 0x00001000
-	FS_CASEFOLD_FL = 0x40000000
+	FS_ENCRYPT_FL  = vfs.FS_ENCRYPT_FL
+	FS_INDEX_FL    = vfs.FS_INDEX_FL
+	FS_CASEFOLD_FL = vfs.FS_CASEFOLD_FL
 )
 
 // fileOps are a regular file's inode operations (ext4_file_inode_operations).
@@ -37,7 +35,7 @@ func (o *fileOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error 
 		return err
 	}
 	if attr.Valid&vfs.ATTR_SIZE != 0 {
-		return o.fs.truncate(t, d.Inode(), attr.Size)
+		return vfs.TruncateSetsize(t, &infoOf(d.Inode()).mapping, attr.Size)
 	}
 	return nil
 }
@@ -58,17 +56,16 @@ func (o *fileFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error 
 // ReadIter is ext4_file_read_iter (the buffered read path): the pages are
 // read from the device and, in an encrypted file, decrypted per data unit.
 func (o *fileFileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
-	return o.fs.read(t, f.Inode(), buf, pos)
+	defer t.Trace("ext4_file_read_iter")()
+	return vfs.FilemapRead(t, &infoOf(f.Inode()).mapping, buf, pos)
 }
 
 // WriteIter is ext4_file_write_iter, under the inode's i_rwsem: each page
 // is written through (read, modified, encrypted into a bounce page in an
 // encrypted file, stored).
 func (o *fileFileOps) WriteIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
-	inode := f.Inode()
-	inode.Rwsem.Lock()
-	defer inode.Rwsem.Unlock()
-	return o.fs.write(t, inode, buf, pos, f.Flags()&vfs.O_APPEND != 0)
+	defer t.Trace("ext4_file_write_iter")()
+	return vfs.GenericFileWriteIter(t, f, &infoOf(f.Inode()).mapping, buf, pos)
 }
 
 // Llseek is ext4_llseek for SEEK_SET/CUR/END (generic_file_llseek_size);
@@ -147,34 +144,27 @@ func (o *dirFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg 
 	return o.fs.ioctl(t, f, cmd, arg)
 }
 
-// ioctl is ext4_ioctl: the fscrypt ioctls (EOPNOTSUPP without the encrypt
-// feature) and FS_IOC_GETFLAGS / FS_IOC_SETFLAGS.
+// ioctl is ext4_ioctl: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS and the fscrypt
+// ioctls (EOPNOTSUPP without the encrypt feature).
 func (fs *FS) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	switch cmd {
-	case FS_IOC_GETFLAGS:
-		p, ok := arg.(*uint32)
-		if !ok {
-			return 0, errno.EFAULT
-		}
-		*p = fs.getflags(f.Inode())
-		return 0, nil
-	case FS_IOC_SETFLAGS:
-		p, ok := arg.(*uint32)
-		if !ok {
-			return 0, errno.EFAULT
-		}
-		return 0, fs.setflags(t, f.Inode(), *p)
-	case vfs.FS_IOC_SET_ENCRYPTION_POLICY, vfs.FS_IOC_GET_ENCRYPTION_POLICY,
-		vfs.FS_IOC_GET_ENCRYPTION_POLICY_EX, vfs.FS_IOC_GET_ENCRYPTION_NONCE,
-		vfs.FS_IOC_ADD_ENCRYPTION_KEY, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY,
-		vfs.FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS, vfs.FS_IOC_GET_ENCRYPTION_KEY_STATUS:
-		if fs.opts.NoEncrypt {
-			return 0, errno.EOPNOTSUPP
-		}
-		_, ret, err := vfs.FscryptIoctl(t, f, cmd, arg)
+	if handled, ret, err := vfs.IoctlFlags(t, f, cmd, arg, fileattr{fs}); handled {
+		return ret, err
+	}
+	if handled, ret, err := vfs.FscryptIoctl(t, f, cmd, arg); handled {
 		return ret, err
 	}
 	return 0, errno.ENOTTY
+}
+
+// fileattr gives vfs.IoctlFlags the flags of ext4's inodes.
+type fileattr struct{ fs *FS }
+
+// GetFlags implements vfs.FlagsOperations.
+func (a fileattr) GetFlags(t *kernel.Task, inode *vfs.Inode) uint32 { return a.fs.getflags(inode) }
+
+// SetFlags implements vfs.FlagsOperations.
+func (a fileattr) SetFlags(t *kernel.Task, inode *vfs.Inode, flags uint32) error {
+	return a.fs.setflags(t, inode, flags)
 }
 
 // getflags is ext4_fileattr_get's flags: casefold, encrypt and the htree
@@ -236,160 +226,36 @@ func (fs *FS) setflags(t *kernel.Task, inode *vfs.Inode, flags uint32) error {
 	return nil
 }
 
-// needKey fails an encrypted file's data access without its key.
-func needKey(inode *vfs.Inode) error {
-	if inode.IsEncrypted() && inode.CryptInfo() == nil {
-		return errno.ENOKEY
-	}
-	return nil
-}
+// fileBlocks is the block map of ext4's regular files for the generic
+// page paths (vfs.BlockAops).
+type fileBlocks struct{ fs *FS }
 
-// readPage reads block idx of a regular file into out (zeros for a hole),
-// decrypting it in an encrypted file (fscrypt_decrypt_pagecache_blocks
-// over the page's data units). The caller holds in.mu.
-func (fs *FS) readPage(t *kernel.Task, inode *vfs.Inode, in *inodeInfo, idx uint64, out []byte) error {
-	addr, ok := in.data[idx]
-	if !ok {
-		clear(out)
+// GetBlock implements vfs.BlockMapper: ext4_get_block, ext4_map_blocks over
+// the file's extents (the model's map from logical to device block); with
+// create, a hole gets a new block (ext4_ext_map_blocks's allocation).
+func (b fileBlocks) GetBlock(inode *vfs.Inode, lblk uint64, create bool) []byte {
+	in := infoOf(inode)
+	if addr, ok := in.data[lblk]; ok {
+		return b.fs.sb.Dev.Block(addr)
+	}
+	if !create {
 		return nil
 	}
-	copy(out, fs.sb.Dev.Block(addr))
-	if !inode.IsEncrypted() {
-		return nil
-	}
-	folio := block.Folio{Index: idx, Data: out, Host: fscrypt.Inode(inode)}
-	return fscrypt.DecryptPagecacheBlocks(t, &folio, BlockSize, 0)
+	addr, blk := b.fs.sb.Dev.Alloc()
+	in.data[lblk] = addr
+	return blk
 }
 
-// writePage stores plaintext page idx of a regular file, allocating its
-// block if it is a hole; an encrypted file's page goes through a bounce
-// page (fscrypt_encrypt_pagecache_blocks), as ext4_bio_write_folio does. The caller
-// holds in.mu.
-func (fs *FS) writePage(t *kernel.Task, inode *vfs.Inode, in *inodeInfo, idx uint64, plain []byte) error {
-	src := plain
-	if inode.IsEncrypted() {
-		folio := block.Folio{Index: idx, Data: plain, Host: fscrypt.Inode(inode)}
-		bounce, err := fscrypt.EncryptPagecacheBlocks(t, &folio, BlockSize, 0)
-		if err != nil {
-			return err
-		}
-		defer fscrypt.FreeBouncePage(t, bounce)
-		src = bounce
-	}
-	addr, ok := in.data[idx]
-	if !ok {
-		var b []byte
-		addr, b = fs.sb.Dev.Alloc()
-		in.data[idx] = addr
-		copy(b, src)
-		return nil
-	}
-	copy(fs.sb.Dev.Block(addr), src)
-	return nil
-}
-
-// read reads from a regular file at *pos.
-func (fs *FS) read(t *kernel.Task, inode *vfs.Inode, buf []byte, pos *int64) (int, error) {
-	defer t.Trace("ext4_file_read_iter")()
-	if err := needKey(inode); err != nil {
-		return 0, err
-	}
+// TruncateBlocks implements vfs.BlockMapper: ext4_truncate's
+// ext4_ext_remove_space, the blocks from lblk from on back to the device.
+func (b fileBlocks) TruncateBlocks(inode *vfs.Inode, from uint64) {
 	in := infoOf(inode)
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	size := inode.Size()
-	if *pos >= size || len(buf) == 0 {
-		return 0, nil
-	}
-	n := int(min(int64(len(buf)), size-*pos))
-	var page [BlockSize]byte
-	done := 0
-	for done < n {
-		p := *pos + int64(done)
-		idx, off := uint64(p/BlockSize), int(p%BlockSize)
-		if err := fs.readPage(t, inode, in, idx, page[:]); err != nil {
-			return done, err
-		}
-		done += copy(buf[done:n], page[off:])
-	}
-	*pos += int64(n)
-	return n, nil
-}
-
-// write writes buf at *pos (at the end with appendMode).
-func (fs *FS) write(t *kernel.Task, inode *vfs.Inode, buf []byte, pos *int64, appendMode bool) (int, error) {
-	defer t.Trace("ext4_file_write_iter")()
-	if len(buf) == 0 {
-		return 0, nil
-	}
-	if err := needKey(inode); err != nil {
-		return 0, err
-	}
-	in := infoOf(inode)
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if appendMode {
-		*pos = inode.Size()
-	}
-	maxBytes := inode.SB().MaxBytes()
-	if *pos >= maxBytes {
-		return 0, errno.EFBIG
-	}
-	n := int(min(int64(len(buf)), maxBytes-*pos))
-	var page [BlockSize]byte
-	done := 0
-	for done < n {
-		p := *pos + int64(done)
-		idx, off := uint64(p/BlockSize), int(p%BlockSize)
-		c := min(n-done, BlockSize-off)
-		if c < BlockSize {
-			if err := fs.readPage(t, inode, in, idx, page[:]); err != nil {
-				return done, err
-			}
-		}
-		copy(page[off:], buf[done:done+c])
-		if err := fs.writePage(t, inode, in, idx, page[:]); err != nil {
-			return done, err
-		}
-		done += c
-		if end := p + int64(c); end > inode.Size() {
-			inode.SetSize(end)
-		}
-	}
-	*pos += int64(n)
-	return n, nil
-}
-
-// truncate is ext4_truncate: the blocks past the new size go back to the
-// device and the tail of the last page is zeroed (re-encrypted).
-func (fs *FS) truncate(t *kernel.Task, inode *vfs.Inode, size int64) error {
-	if err := needKey(inode); err != nil {
-		return err
-	}
-	in := infoOf(inode)
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	npages := uint64((size + BlockSize - 1) / BlockSize)
 	for idx, addr := range in.data {
-		if idx >= npages {
-			fs.sb.Dev.Free(addr)
+		if idx >= from {
+			b.fs.sb.Dev.Free(addr)
 			delete(in.data, idx)
 		}
 	}
-	if off := int(size % BlockSize); off != 0 {
-		if _, ok := in.data[npages-1]; ok {
-			var page [BlockSize]byte
-			if err := fs.readPage(t, inode, in, npages-1, page[:]); err != nil {
-				return err
-			}
-			clear(page[off:])
-			if err := fs.writePage(t, inode, in, npages-1, page[:]); err != nil {
-				return err
-			}
-		}
-	}
-	inode.SetSize(size)
-	return nil
 }
 
 // RawBlocks returns copies of a regular file's stored blocks by page index
@@ -397,8 +263,8 @@ func (fs *FS) truncate(t *kernel.Task, inode *vfs.Inode, size int64) error {
 func RawBlocks(inode *vfs.Inode) [][]byte {
 	fs := Of(inode.SB())
 	in := infoOf(inode)
-	in.mu.Lock()
-	defer in.mu.Unlock()
+	in.mapping.Lock()
+	defer in.mapping.Unlock()
 	n := uint64(0)
 	for idx := range in.data {
 		n = max(n, idx+1)

@@ -106,6 +106,7 @@ type FS struct {
 	fileOps     vfs.InodeOperations
 	fileFileOps vfs.FileOperations
 	symlinkOps  vfs.InodeOperations
+	aops        vfs.AddressSpaceOperations
 }
 
 // Allocation accounting of the VFS layer.
@@ -135,7 +136,9 @@ type xattr struct {
 // (dentry blocks, inline dentries in the inode block, depth, level).
 type inodeInfo struct {
 	ino uint32
-	// mu protects data, xattrs and target.
+	// mapping is a regular file's data (i_data); its lock protects data.
+	mapping vfs.AddressSpace
+	// mu protects xattrs and target.
 	mu     sync.Mutex
 	data   map[uint64]uint32 // page index -> block address
 	xattrs []xattr
@@ -213,6 +216,7 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data any) error {
 	fs.dirOps, fs.dirFileOps = &dirOps{fs: fs}, &dirFileOps{fs: fs}
 	fs.fileOps, fs.fileFileOps = &fileOps{fs: fs}, &fileFileOps{fs: fs}
 	fs.symlinkOps = &symlinkOps{fs: fs}
+	fs.aops = vfs.BlockAops(fileBlocks{fs})
 	vsb.FsInfo = fs
 	vsb.SetOps(fs)
 	vsb.SetBlockBits(12, maxFileSize)
@@ -302,6 +306,7 @@ func (fs *FS) allocInode(t *kernel.Task, ino uint32, mode uint32) (*vfs.Inode, e
 		inode.Op, inode.Fop = fs.symlinkOps, vfs.NoFileOps{}
 	default:
 		in.data = map[uint64]uint32{}
+		in.mapping.Host, in.mapping.Ops = inode, fs.aops
 		inode.Op, inode.Fop = fs.fileOps, fs.fileFileOps
 	}
 	fs.mu.Lock()
@@ -387,11 +392,10 @@ func (fs *FS) syncDirSize(inode *vfs.Inode) {
 // device and its nid to the free list.
 func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	in := infoOf(inode)
+	in.mapping.Lock()
+	fileBlocks{fs}.TruncateBlocks(inode, 0)
+	in.mapping.Unlock()
 	in.mu.Lock()
-	for p, a := range in.data {
-		fs.sb.Dev.Free(a)
-		delete(in.data, p)
-	}
 	in.xattrs = nil
 	in.mu.Unlock()
 	if in.dir != nil {

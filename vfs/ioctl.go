@@ -20,6 +20,53 @@ const (
 	FS_IOC_GET_ENCRYPTION_NONCE            = 0x8010661b
 )
 
+// Inode attribute flag ioctls (include/uapi/linux/fs.h, x86-64 numbers:
+// _IOR('f', 1, long) and _IOW('f', 2, long), whose argument is a *uint32
+// in the model) and the flags the model's filesystems report or set.
+const (
+	FS_IOC_GETFLAGS = 0x80086601
+	FS_IOC_SETFLAGS = 0x40086602
+
+	FS_ENCRYPT_FL     = 0x00000800
+	FS_INDEX_FL       = 0x00001000
+	FS_INLINE_DATA_FL = 0x10000000
+	FS_CASEFOLD_FL    = 0x40000000
+)
+
+// FlagsOperations are a filesystem's ->fileattr_get and ->fileattr_set,
+// reduced to the FS_*_FL flags.
+type FlagsOperations interface {
+	// GetFlags returns inode's flags.
+	GetFlags(t *kernel.Task, inode *Inode) uint32
+	// SetFlags sets inode's flags.
+	SetFlags(t *kernel.Task, inode *Inode, flags uint32) error
+}
+
+// IoctlFlags is ioctl_getflags and ioctl_setflags (fs/ioctl.c):
+// FS_IOC_GETFLAGS and FS_IOC_SETFLAGS through the filesystem's ops (EFAULT
+// for an argument that is not a *uint32). It reports handled=false for
+// other commands. The model's VFS has no fileattr layer, so a filesystem
+// calls it from its ->unlocked_ioctl, as ext4 and f2fs did before Linux
+// 5.13.
+func IoctlFlags(t *kernel.Task, f *File, cmd uint32, arg any, ops FlagsOperations) (handled bool, ret int, err error) {
+	switch cmd {
+	case FS_IOC_GETFLAGS:
+		p, ok := arg.(*uint32)
+		if !ok {
+			return true, 0, errno.EFAULT
+		}
+		*p = ops.GetFlags(t, f.inode)
+		return true, 0, nil
+	case FS_IOC_SETFLAGS:
+		p, ok := arg.(*uint32)
+		if !ok {
+			return true, 0, errno.EFAULT
+		}
+		return true, 0, ops.SetFlags(t, f.inode, *p)
+	}
+	return false, 0, nil
+}
+
 // Ioctl is ioctl(2): the command goes to the file's ->unlocked_ioctl
 // (vfs_ioctl). The argument's Go type depends on the command: for the
 // fscrypt ioctls, []byte for the policy commands (the user buffer),
@@ -40,16 +87,28 @@ func (p *Proc) Ioctl(t *kernel.Task, fd int, cmd uint32, arg any) (ret int, err 
 }
 
 // FscryptIoctl dispatches the fscrypt ioctls to package fscrypt's
-// handlers, as ext4_ioctl and f2fs_ioctl do; a filesystem's
-// UnlockedIoctl calls it when its superblock supports encryption (else
-// the kernel's filesystems return EOPNOTSUPP). It reports handled=false
-// for other commands. The credentials are the opener's (f_cred).
+// handlers, as ext4_ioctl and f2fs_ioctl do, from a filesystem's
+// UnlockedIoctl. On a superblock without fscrypt operations (a filesystem
+// made without the encrypt feature) they are EOPNOTSUPP, as the kernel's
+// filesystems answer when ext4_has_feature_encrypt or f2fs_sb_has_encrypt
+// is false. It reports handled=false for other commands. The credentials
+// are the opener's (f_cred).
 func FscryptIoctl(t *kernel.Task, f *File, cmd uint32, arg any) (handled bool, ret int, err error) {
 	inode := f.inode
 	sb := inode.sb
 	cred := f.cred
 	if cred == nil {
 		cred = fscrypt.RootCred
+	}
+	if sb.cop == nil {
+		switch cmd {
+		case FS_IOC_SET_ENCRYPTION_POLICY, FS_IOC_GET_ENCRYPTION_POLICY,
+			FS_IOC_GET_ENCRYPTION_POLICY_EX, FS_IOC_GET_ENCRYPTION_NONCE,
+			FS_IOC_ADD_ENCRYPTION_KEY, FS_IOC_REMOVE_ENCRYPTION_KEY,
+			FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS, FS_IOC_GET_ENCRYPTION_KEY_STATUS:
+			return true, 0, errno.EOPNOTSUPP
+		}
+		return false, 0, nil
 	}
 	switch cmd {
 	case FS_IOC_SET_ENCRYPTION_POLICY:

@@ -73,11 +73,13 @@ const (
 // info is memfs's part of an inode (the filesystem-private data of
 // struct inode).
 type info struct {
-	// ctx is the fscrypt context, as an xattr would hold it.
+	// ctx is the fscrypt context, as an xattr would hold it; mu protects
+	// it.
 	ctx []byte
-	// mu protects blocks (and the size changes that go with them).
-	mu     sync.Mutex
-	blocks [][]byte // file data; nil blocks are holes
+	mu  sync.Mutex
+	// mapping is a regular file's data; its lock protects blocks.
+	mapping vfs.AddressSpace
+	blocks  [][]byte // file data; nil blocks are holes
 	// Directory state, under the directory's i_rwsem.
 	entries    map[string]*dirent
 	order      []*dirent // by position
@@ -147,6 +149,7 @@ func (fs *FS) allocInode(t *kernel.Task, mode uint32) (*vfs.Inode, error) {
 		inode.Op = fs.symlinkOps
 		inode.Fop = noFileOps
 	default:
+		in.mapping.Host, in.mapping.Ops = inode, aops{}
 		inode.Op = fs.fileOps
 		inode.Fop = fs.fileFileOps
 	}
@@ -189,14 +192,14 @@ func (fs *FS) newInode(t *kernel.Task, dir *vfs.Inode, mode uint32) (*vfs.Inode,
 // with no links and no references.
 func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	in := infoOf(inode)
-	in.mu.Lock()
+	in.mapping.Lock()
 	for _, b := range in.blocks {
 		if b != nil {
 			t.Kfree(siteBlock, b)
 		}
 	}
 	in.blocks = nil
-	in.mu.Unlock()
+	in.mapping.Unlock()
 	infoCache.Free(&t.Ctx)
 }
 
@@ -296,8 +299,8 @@ func DiskNames(dir *vfs.Inode) []string {
 // for an encrypted file; nil for holes).
 func RawBlocks(inode *vfs.Inode) [][]byte {
 	in := infoOf(inode)
-	in.mu.Lock()
-	defer in.mu.Unlock()
+	in.mapping.Lock()
+	defer in.mapping.Unlock()
 	out := make([][]byte, len(in.blocks))
 	for i, b := range in.blocks {
 		if b != nil {

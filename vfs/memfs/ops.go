@@ -284,7 +284,7 @@ func (o fileOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
 		return err
 	}
 	if attr.Valid&vfs.ATTR_SIZE != 0 {
-		return truncate(t, d.Inode(), attr.Size)
+		return vfs.TruncateSetsize(t, &infoOf(d.Inode()).mapping, attr.Size)
 	}
 	return nil
 }
@@ -301,18 +301,17 @@ func (o fileFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
 	return hooks.FscryptFileOpen(t, inode, f)
 }
 
-// ReadIter is ->read_iter.
+// ReadIter is ->read_iter: generic_file_read_iter.
 func (o fileFileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
-	return readData(t, f.Inode(), buf, pos)
+	defer t.Trace("memfs_read_iter")()
+	return vfs.FilemapRead(t, &infoOf(f.Inode()).mapping, buf, pos)
 }
 
-// WriteIter is ->write_iter, under the inode's i_rwsem as ext4's buffered
-// write path takes it.
+// WriteIter is ->write_iter: generic_file_write_iter, under the inode's
+// i_rwsem as ext4's buffered write path takes it.
 func (o fileFileOps) WriteIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
-	inode := f.Inode()
-	inode.Rwsem.Lock()
-	defer inode.Rwsem.Unlock()
-	return writeData(t, inode, buf, pos, f.Flags()&vfs.O_APPEND != 0)
+	defer t.Trace("memfs_write_iter")()
+	return vfs.GenericFileWriteIter(t, f, &infoOf(f.Inode()).mapping, buf, pos)
 }
 
 // Llseek is ->llseek: generic_file_llseek.
@@ -327,18 +326,8 @@ func (o fileFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg 
 }
 
 // ioctl dispatches the fscrypt ioctls, EOPNOTSUPP without encryption
-// support.
+// support (no fscrypt operations on the superblock).
 func (fs *FS) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	if fs.opts.NoEncrypt {
-		switch cmd {
-		case vfs.FS_IOC_SET_ENCRYPTION_POLICY, vfs.FS_IOC_GET_ENCRYPTION_POLICY,
-			vfs.FS_IOC_GET_ENCRYPTION_POLICY_EX, vfs.FS_IOC_GET_ENCRYPTION_NONCE,
-			vfs.FS_IOC_ADD_ENCRYPTION_KEY, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY,
-			vfs.FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS, vfs.FS_IOC_GET_ENCRYPTION_KEY_STATUS:
-			return 0, errno.EOPNOTSUPP
-		}
-		return 0, errno.ENOTTY
-	}
 	if handled, ret, err := vfs.FscryptIoctl(t, f, cmd, arg); handled {
 		return ret, err
 	}
@@ -431,24 +420,66 @@ func (o dirFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg a
 	return o.fs.ioctl(t, f, cmd, arg)
 }
 
-// block returns a copy of data block i as plaintext (zeros for a hole or
-// past the end). The caller holds in.mu.
-func plainBlock(t *kernel.Task, inode *vfs.Inode, in *info, i int64, out []byte) error {
-	if i >= int64(len(in.blocks)) || in.blocks[i] == nil {
+// aops are a regular file's page operations: blocks kept in kmalloc'd
+// buffers and encrypted in place, one data unit per block
+// (fscrypt_encrypt_block_inplace, fscrypt_decrypt_block_inplace), as a
+// filesystem that does its own I/O (ubifs) does. ->write_begin reads every
+// page it is given, even one the write covers.
+type aops struct{}
+
+// ReadFolio implements vfs.AddressSpaceOperations.
+func (aops) ReadFolio(t *kernel.Task, inode *vfs.Inode, index uint64, page []byte) error {
+	return plainBlock(t, inode, infoOf(inode), index, page)
+}
+
+// WriteBegin implements vfs.AddressSpaceOperations.
+func (aops) WriteBegin(t *kernel.Task, inode *vfs.Inode, index uint64, off, n int, page []byte) error {
+	return plainBlock(t, inode, infoOf(inode), index, page)
+}
+
+// WritePage implements vfs.AddressSpaceOperations.
+func (aops) WritePage(t *kernel.Task, inode *vfs.Inode, index uint64, page []byte) error {
+	return storeBlock(t, inode, infoOf(inode), index, page)
+}
+
+// Bmap implements vfs.AddressSpaceOperations.
+func (aops) Bmap(inode *vfs.Inode, index uint64) bool {
+	in := infoOf(inode)
+	return index < uint64(len(in.blocks)) && in.blocks[index] != nil
+}
+
+// TruncateBlocks implements vfs.AddressSpaceOperations: the blocks from
+// index from on are freed.
+func (aops) TruncateBlocks(t *kernel.Task, inode *vfs.Inode, from uint64) {
+	in := infoOf(inode)
+	for i := from; i < uint64(len(in.blocks)); i++ {
+		if b := in.blocks[i]; b != nil {
+			t.Kfree(siteBlock, b)
+		}
+	}
+	if from < uint64(len(in.blocks)) {
+		in.blocks = in.blocks[:from]
+	}
+}
+
+// plainBlock copies data block i as plaintext into out (zeros for a hole
+// or past the end). The caller holds the mapping's lock.
+func plainBlock(t *kernel.Task, inode *vfs.Inode, in *info, i uint64, out []byte) error {
+	if i >= uint64(len(in.blocks)) || in.blocks[i] == nil {
 		clear(out)
 		return nil
 	}
 	copy(out, in.blocks[i])
 	if inode.IsEncrypted() {
-		return fscrypt.DecryptBlockInplace(t, inode, out, uint64(i))
+		return fscrypt.DecryptBlockInplace(t, inode, out, i)
 	}
 	return nil
 }
 
 // storeBlock stores plaintext block i (encrypting it for an encrypted
-// file). The caller holds in.mu.
-func storeBlock(t *kernel.Task, inode *vfs.Inode, in *info, i int64, plain []byte) error {
-	for int64(len(in.blocks)) <= i {
+// file). The caller holds the mapping's lock.
+func storeBlock(t *kernel.Task, inode *vfs.Inode, in *info, i uint64, plain []byte) error {
+	for uint64(len(in.blocks)) <= i {
 		in.blocks = append(in.blocks, nil)
 	}
 	b := in.blocks[i]
@@ -460,7 +491,7 @@ func storeBlock(t *kernel.Task, inode *vfs.Inode, in *info, i int64, plain []byt
 	}
 	copy(b, plain)
 	if inode.IsEncrypted() {
-		if err := fscrypt.EncryptBlockInplace(t, inode, b, uint64(i)); err != nil {
+		if err := fscrypt.EncryptBlockInplace(t, inode, b, i); err != nil {
 			if in.blocks[i] == nil {
 				t.Kfree(siteBlock, b)
 			}
@@ -468,114 +499,5 @@ func storeBlock(t *kernel.Task, inode *vfs.Inode, in *info, i int64, plain []byt
 		}
 	}
 	in.blocks[i] = b
-	return nil
-}
-
-// needKey fails an encrypted file's data access without its key.
-func needKey(inode *vfs.Inode) error {
-	if inode.IsEncrypted() && inode.CryptInfo() == nil {
-		return errno.ENOKEY
-	}
-	return nil
-}
-
-// readData reads from a regular file at *pos.
-func readData(t *kernel.Task, inode *vfs.Inode, buf []byte, pos *int64) (int, error) {
-	defer t.Trace("memfs_read_iter")()
-	if err := needKey(inode); err != nil {
-		return 0, err
-	}
-	in := infoOf(inode)
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	size := inode.Size()
-	if *pos >= size || len(buf) == 0 {
-		return 0, nil
-	}
-	n := int(min(int64(len(buf)), size-*pos))
-	var blk [blockSize]byte
-	done := 0
-	for done < n {
-		p := *pos + int64(done)
-		i, off := p>>blockBits, int(p&(blockSize-1))
-		if err := plainBlock(t, inode, in, i, blk[:]); err != nil {
-			return done, err
-		}
-		done += copy(buf[done:n], blk[off:])
-	}
-	*pos += int64(n)
-	return n, nil
-}
-
-// writeData writes buf at *pos (at the end with appendMode).
-func writeData(t *kernel.Task, inode *vfs.Inode, buf []byte, pos *int64, appendMode bool) (int, error) {
-	defer t.Trace("memfs_write_iter")()
-	if len(buf) == 0 {
-		return 0, nil
-	}
-	if err := needKey(inode); err != nil {
-		return 0, err
-	}
-	in := infoOf(inode)
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if appendMode {
-		*pos = inode.Size()
-	}
-	maxBytes := inode.SB().MaxBytes()
-	if *pos >= maxBytes {
-		return 0, errno.EFBIG
-	}
-	n := int(min(int64(len(buf)), maxBytes-*pos))
-	var blk [blockSize]byte
-	done := 0
-	for done < n {
-		p := *pos + int64(done)
-		i, off := p>>blockBits, int(p&(blockSize-1))
-		if err := plainBlock(t, inode, in, i, blk[:]); err != nil {
-			return done, err
-		}
-		c := copy(blk[off:], buf[done:n])
-		if err := storeBlock(t, inode, in, i, blk[:]); err != nil {
-			return done, err
-		}
-		done += c
-		if end := p + int64(c); end > inode.Size() {
-			inode.SetSize(end)
-		}
-	}
-	*pos += int64(n)
-	return n, nil
-}
-
-// truncate sets a regular file's size, freeing the blocks past it and
-// zeroing the tail of the last one.
-func truncate(t *kernel.Task, inode *vfs.Inode, size int64) error {
-	if err := needKey(inode); err != nil {
-		return err
-	}
-	in := infoOf(inode)
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	nblocks := (size + blockSize - 1) >> blockBits
-	for i := nblocks; i < int64(len(in.blocks)); i++ {
-		if b := in.blocks[i]; b != nil {
-			t.Kfree(siteBlock, b)
-		}
-	}
-	if nblocks < int64(len(in.blocks)) {
-		in.blocks = in.blocks[:nblocks]
-	}
-	if off := int(size & (blockSize - 1)); off != 0 && nblocks-1 < int64(len(in.blocks)) && in.blocks[nblocks-1] != nil {
-		var blk [blockSize]byte
-		if err := plainBlock(t, inode, in, nblocks-1, blk[:]); err != nil {
-			return err
-		}
-		clear(blk[off:])
-		if err := storeBlock(t, inode, in, nblocks-1, blk[:]); err != nil {
-			return err
-		}
-	}
-	inode.SetSize(size)
 	return nil
 }
