@@ -3,101 +3,18 @@ package ext4
 import (
 	"encoding/binary"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
 )
 
-// Device is the simulated block device: numbered 4 KiB blocks; block 0 is
-// never handed out. It remembers which blocks have been checksum-verified
-// (buffer_verified), as the buffer cache does.
-//
-// A mounted filesystem shares one device between directories used by
-// different tasks at once: allocation and the verified marks take locks,
-// and Block is lock-free (the table of blocks is replaced, never changed in
-// place below its published length).
-type Device struct {
-	mu       sync.Mutex
-	blocks   atomic.Pointer[[][]byte]
-	free     []uint32
-	vmu      sync.Mutex
-	verified map[uint32]bool
-}
+// Device is the simulated block device under ext4, with its buffer cache
+// (buffer_verified marks for the checksummed directory blocks).
+type Device = vfs.BlockDevice
 
 // NewDevice returns an empty device.
-func NewDevice() *Device {
-	d := &Device{verified: map[uint32]bool{}}
-	bs := [][]byte{nil}
-	d.blocks.Store(&bs)
-	return d
-}
-
-// Alloc returns a zeroed block and its address.
-func (d *Device) Alloc() (uint32, []byte) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	bs := *d.blocks.Load()
-	if n := len(d.free); n > 0 {
-		a := d.free[n-1]
-		d.free = d.free[:n-1]
-		clear(bs[a])
-		d.Unverify(a)
-		return a, bs[a]
-	}
-	b := make([]byte, BlockSize)
-	bs = append(bs, b)
-	d.blocks.Store(&bs)
-	return uint32(len(bs) - 1), b
-}
-
-// Free returns block addr to the free list.
-func (d *Device) Free(addr uint32) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if addr != 0 && int(addr) < len(*d.blocks.Load()) {
-		d.free = append(d.free, addr)
-	}
-}
-
-// Block returns block addr (nil if never allocated).
-func (d *Device) Block(addr uint32) []byte {
-	bs := *d.blocks.Load()
-	if addr == 0 || int(addr) >= len(bs) {
-		return nil
-	}
-	return bs[addr]
-}
-
-// isVerified is buffer_verified.
-func (d *Device) isVerified(addr uint32) bool {
-	d.vmu.Lock()
-	defer d.vmu.Unlock()
-	return d.verified[addr]
-}
-
-// setVerified is set_buffer_verified.
-func (d *Device) setVerified(addr uint32) {
-	d.vmu.Lock()
-	defer d.vmu.Unlock()
-	d.verified[addr] = true
-}
-
-// Unverify forgets that block addr was verified, after a change made
-// behind the directory code's back (a test corrupting it, a raw write).
-func (d *Device) Unverify(addr uint32) {
-	d.vmu.Lock()
-	defer d.vmu.Unlock()
-	delete(d.verified, addr)
-}
-
-// InUse returns the number of allocated blocks.
-func (d *Device) InUse() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(*d.blocks.Load()) - 1 - len(d.free)
-}
+func NewDevice() *Device { return vfs.NewBlockDevice() }
 
 // Encoding flags (s_encoding_flags; EXT4_ENC_STRICT_MODE_FL and the bit
 // that include/linux/fs.h calls SB_ENC_NO_COMPAT_FALLBACK_FL).
@@ -451,7 +368,7 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 		dir.errorInode(t, fn, lblk, "directory leaf block found instead of index block")
 		return nil, errno.EFSCORRUPTED
 	}
-	if !dir.SB.MetadataCsum || dir.SB.Dev.isVerified(pblk) {
+	if !dir.SB.MetadataCsum || dir.SB.Dev.BufferVerified(pblk) {
 		return b, nil
 	}
 	if isDxBlock && typ == index {
@@ -459,14 +376,14 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 			dir.errorInode(t, fn, lblk, "Directory index failed checksum")
 			return nil, EFSBADCRC
 		}
-		dir.SB.Dev.setVerified(pblk)
+		dir.SB.Dev.SetBufferVerified(pblk)
 	}
 	if !isDxBlock {
 		if !dir.dirblockCsumVerify(t, b) {
 			dir.errorInode(t, fn, lblk, "Directory block failed checksum")
 			return nil, EFSBADCRC
 		}
-		dir.SB.Dev.setVerified(pblk)
+		dir.SB.Dev.SetBufferVerified(pblk)
 	}
 	return b, nil
 }
@@ -475,12 +392,12 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 // is recomputed and the buffer stays verified.
 func (dir *Inode) markDirtyLeaf(t *kernel.Task, lblk uint32, b []byte) {
 	dir.dirblockCsumSet(t, b)
-	dir.SB.Dev.setVerified(dir.PhysBlock(lblk))
+	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
 }
 
 func (dir *Inode) markDirtyDx(t *kernel.Task, lblk uint32, b []byte) {
 	dir.dxCsumSet(t, b)
-	dir.SB.Dev.setVerified(dir.PhysBlock(lblk))
+	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
 }
 
 // String is the canonical one-line dump of the inode's directory state.

@@ -389,11 +389,11 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 		pblk := dir.PhysBlock(block)
 		b := dir.SB.Dev.Block(pblk)
 		if b != nil {
-			if !dir.SB.Dev.isVerified(pblk) && !dir.isDxInternalNode(block, b) && !dir.dirblockCsumVerify(t, b) {
+			if !dir.SB.Dev.BufferVerified(pblk) && !dir.isDxInternalNode(block, b) && !dir.dirblockCsumVerify(t, b) {
 				dir.errorInode(t, "__ext4_find_entry", block, "checksumming directory block %d", block)
 				return nil, EFSBADCRC
 			}
-			dir.SB.Dev.setVerified(pblk)
+			dir.SB.Dev.SetBufferVerified(pblk)
 			st.blocks++
 			off, err := searchDir(t, dir, f, b, BlockSize, block, &st)
 			if err != nil {

@@ -3,77 +3,20 @@ package f2fs
 import (
 	"fmt"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
+	"github.com/vfslab/vfslab/vfs"
 )
 
-// Device is the simulated block device: numbered 4 KiB blocks. Block 0 is
-// never handed out (NULL_ADDR). The directory code reads and writes blocks
-// in place, like pages of the page cache that are always up to date.
-//
-// A mounted filesystem shares one device between directories changed by
-// different tasks at once: allocation and freeing take a lock, and Block is
-// lock-free (the table of blocks is replaced, never changed in place below
-// its published length, so a reader sees a consistent prefix).
-type Device struct {
-	mu     sync.Mutex
-	blocks atomic.Pointer[[][]byte]
-	free   []uint32
-}
+// Device is the simulated block device under f2fs. Block 0 is never handed
+// out (NULL_ADDR). The directory code reads and writes blocks in place,
+// like pages of the page cache that are always up to date.
+type Device = vfs.BlockDevice
 
 // NewDevice returns an empty device.
-func NewDevice() *Device {
-	d := &Device{}
-	bs := [][]byte{nil}
-	d.blocks.Store(&bs)
-	return d
-}
-
-// Alloc returns a zeroed block and its address.
-func (d *Device) Alloc() (uint32, []byte) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	bs := *d.blocks.Load()
-	if n := len(d.free); n > 0 {
-		a := d.free[n-1]
-		d.free = d.free[:n-1]
-		clear(bs[a])
-		return a, bs[a]
-	}
-	b := make([]byte, BlockSize)
-	bs = append(bs, b)
-	d.blocks.Store(&bs)
-	return uint32(len(bs) - 1), b
-}
-
-// Block returns block addr, or nil if it was never allocated.
-func (d *Device) Block(addr uint32) []byte {
-	bs := *d.blocks.Load()
-	if addr == 0 || int(addr) >= len(bs) {
-		return nil
-	}
-	return bs[addr]
-}
-
-// Free returns block addr to the free list.
-func (d *Device) Free(addr uint32) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if addr != 0 && int(addr) < len(*d.blocks.Load()) {
-		d.free = append(d.free, addr)
-	}
-}
-
-// InUse returns the number of allocated blocks.
-func (d *Device) InUse() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(*d.blocks.Load()) - 1 - len(d.free)
-}
+func NewDevice() *Device { return vfs.NewBlockDevice() }
 
 // Encoding flags of the superblock (s_encoding_flags; F2FS_ENC_*_FL in
 // include/linux/f2fs_fs.h, copied into sb->s_encoding_flags as

@@ -1,6 +1,9 @@
 package vfs
 
 import (
+	"sync"
+	"sync/atomic"
+
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
@@ -88,4 +91,99 @@ func (a blockAops) Bmap(inode *Inode, index uint64) bool {
 // TruncateBlocks implements AddressSpaceOperations.
 func (a blockAops) TruncateBlocks(t *kernel.Task, inode *Inode, from uint64) {
 	a.m.TruncateBlocks(inode, from)
+}
+
+// BlockDevice is a simulated block device with its buffer cache (struct
+// block_device and the buffer heads of fs/buffer.c, as a disk filesystem
+// such as ext4 or f2fs sees them): numbered PageSize blocks, always up to
+// date in memory, read and written in place. Block 0 is never handed out
+// (it stands for NULL_ADDR, or a hole). It remembers which blocks a
+// filesystem has verified (buffer_verified), as the buffer cache does.
+//
+// A mounted filesystem shares its device between tasks: allocation,
+// freeing and the verified marks take locks, and Block is lock-free (the
+// table of blocks is replaced, never changed in place below its published
+// length, so a reader sees a consistent prefix).
+type BlockDevice struct {
+	mu       sync.Mutex
+	blocks   atomic.Pointer[[][]byte]
+	free     []uint32
+	vmu      sync.Mutex
+	verified map[uint32]bool
+}
+
+// NewBlockDevice returns an empty device.
+func NewBlockDevice() *BlockDevice {
+	d := &BlockDevice{verified: map[uint32]bool{}}
+	bs := [][]byte{nil}
+	d.blocks.Store(&bs)
+	return d
+}
+
+// Alloc returns a zeroed block and its address; a reused block is no
+// longer verified.
+func (d *BlockDevice) Alloc() (uint32, []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	bs := *d.blocks.Load()
+	if n := len(d.free); n > 0 {
+		a := d.free[n-1]
+		d.free = d.free[:n-1]
+		clear(bs[a])
+		d.Unverify(a)
+		return a, bs[a]
+	}
+	b := make([]byte, PageSize)
+	bs = append(bs, b)
+	d.blocks.Store(&bs)
+	return uint32(len(bs) - 1), b
+}
+
+// Free returns block addr to the free list.
+func (d *BlockDevice) Free(addr uint32) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if addr != 0 && int(addr) < len(*d.blocks.Load()) {
+		d.free = append(d.free, addr)
+	}
+}
+
+// Block returns block addr, or nil if it was never allocated.
+func (d *BlockDevice) Block(addr uint32) []byte {
+	bs := *d.blocks.Load()
+	if addr == 0 || int(addr) >= len(bs) {
+		return nil
+	}
+	return bs[addr]
+}
+
+// BufferVerified is buffer_verified: block addr passed the filesystem's
+// checks since it was last changed behind its back.
+func (d *BlockDevice) BufferVerified(addr uint32) bool {
+	d.vmu.Lock()
+	defer d.vmu.Unlock()
+	return d.verified[addr]
+}
+
+// SetBufferVerified is set_buffer_verified.
+func (d *BlockDevice) SetBufferVerified(addr uint32) {
+	d.vmu.Lock()
+	defer d.vmu.Unlock()
+	d.verified[addr] = true
+}
+
+// Unverify forgets that block addr was verified (clear_buffer_verified),
+// after a change made behind the filesystem's back (a test corrupting it,
+// a raw write).
+func (d *BlockDevice) Unverify(addr uint32) {
+	d.vmu.Lock()
+	defer d.vmu.Unlock()
+	delete(d.verified, addr)
+}
+
+// InUse returns the number of allocated blocks.
+func (d *BlockDevice) InUse() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(*d.blocks.Load()) - 1 - len(d.free)
 }
