@@ -101,7 +101,11 @@ func (x *XCTR) xor(dst, src []byte, iv *[aes.BlockSize]byte) error {
 	ivLo := binary.LittleEndian.Uint64(iv[0:8])
 	ivHi := binary.LittleEndian.Uint64(iv[8:16])
 	ctr := uint32(1)
-	if len(src) <= aes.BlockSize {
+	switch {
+	case len(src) == 0:
+		// A 16-byte HCTR2 message has no XCTR part.
+		return nil
+	case len(src) <= aes.BlockSize:
 		// One block (the XCTR part of a 17..32-byte file name): skip the
 		// chunk buffer's zeroing and the loop.
 		var one [aes.BlockSize]byte
