@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // On-disk directory format (fs/ext4/ext4.h).
@@ -37,70 +39,35 @@ const (
 // File types stored in ext4_dir_entry_2.file_type (EXT4_FT_*, the VFS's
 // FT_* values).
 const (
-	FtUnknown uint8 = iota
-	FtRegFile
-	FtDir
-	FtChrdev
-	FtBlkdev
-	FtFifo
-	FtSock
-	FtSymlink
-	FtMax
+	FtUnknown = vfs.FT_UNKNOWN
+	FtRegFile = vfs.FT_REG_FILE
+	FtDir     = vfs.FT_DIR
+	FtChrdev  = vfs.FT_CHRDEV
+	FtBlkdev  = vfs.FT_BLKDEV
+	FtFifo    = vfs.FT_FIFO
+	FtSock    = vfs.FT_SOCK
+	FtSymlink = vfs.FT_SYMLINK
+	FtMax     = vfs.FT_MAX
 )
 
 // File mode type bits (S_IF*).
 const (
-	SIfmt   = 0o170000
-	SIfsock = 0o140000
-	SIflnk  = 0o120000
-	SIfreg  = 0o100000
-	SIfblk  = 0o060000
-	SIfdir  = 0o040000
-	SIfchr  = 0o020000
-	SIfifo  = 0o010000
+	SIfmt   = vfs.S_IFMT
+	SIfsock = vfs.S_IFSOCK
+	SIflnk  = vfs.S_IFLNK
+	SIfreg  = vfs.S_IFREG
+	SIfblk  = vfs.S_IFBLK
+	SIfdir  = vfs.S_IFDIR
+	SIfchr  = vfs.S_IFCHR
+	SIfifo  = vfs.S_IFIFO
 )
 
-// FsUmodeToFtype is fs_umode_to_ftype (fs/fs_types.c).
-func FsUmodeToFtype(mode uint32) uint8 {
-	switch mode & SIfmt {
-	case SIfreg:
-		return FtRegFile
-	case SIfdir:
-		return FtDir
-	case SIfchr:
-		return FtChrdev
-	case SIfblk:
-		return FtBlkdev
-	case SIfifo:
-		return FtFifo
-	case SIfsock:
-		return FtSock
-	case SIflnk:
-		return FtSymlink
-	}
-	return FtUnknown
-}
+// FsUmodeToFtype is fs_umode_to_ftype (fs/fs_types.c), as ext4_set_de_type
+// uses it.
+func FsUmodeToFtype(mode uint32) uint8 { return vfs.FsUmodeToFtype(mode) }
 
 // FsFtypeToDtype is fs_ftype_to_dtype: DT_* for a stored file type.
-func FsFtypeToDtype(ft uint8) uint8 {
-	switch ft {
-	case FtRegFile:
-		return 8
-	case FtDir:
-		return 4
-	case FtChrdev:
-		return 2
-	case FtBlkdev:
-		return 6
-	case FtFifo:
-		return 1
-	case FtSock:
-		return 12
-	case FtSymlink:
-		return 10
-	}
-	return 0
-}
+func FsFtypeToDtype(ft uint8) uint8 { return vfs.FsFtypeToDtype(ft) }
 
 // DirRecLen is ext4_dir_rec_len(name_len, dir): the smallest rec_len of a
 // dirent with a name of nameLen bytes, 4-byte aligned, with 8 more bytes

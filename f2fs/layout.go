@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // On-disk geometry of directories (include/linux/f2fs_fs.h).
@@ -41,84 +43,48 @@ const (
 // include/linux/f2fs_fs.h; the same values as the VFS's FT_* of
 // include/linux/fs_types.h).
 const (
-	FtUnknown uint8 = iota
-	FtRegFile
-	FtDir
-	FtChrdev
-	FtBlkdev
-	FtFifo
-	FtSock
-	FtSymlink
-	FtMax
+	FtUnknown = vfs.FT_UNKNOWN
+	FtRegFile = vfs.FT_REG_FILE
+	FtDir     = vfs.FT_DIR
+	FtChrdev  = vfs.FT_CHRDEV
+	FtBlkdev  = vfs.FT_BLKDEV
+	FtFifo    = vfs.FT_FIFO
+	FtSock    = vfs.FT_SOCK
+	FtSymlink = vfs.FT_SYMLINK
+	FtMax     = vfs.FT_MAX
 )
 
 // File mode type bits (S_IF* of include/uapi/linux/stat.h).
 const (
-	SIfmt   = 0o170000
-	SIfsock = 0o140000
-	SIflnk  = 0o120000
-	SIfreg  = 0o100000
-	SIfblk  = 0o060000
-	SIfdir  = 0o040000
-	SIfchr  = 0o020000
-	SIfifo  = 0o010000
+	SIfmt   = vfs.S_IFMT
+	SIfsock = vfs.S_IFSOCK
+	SIflnk  = vfs.S_IFLNK
+	SIfreg  = vfs.S_IFREG
+	SIfblk  = vfs.S_IFBLK
+	SIfdir  = vfs.S_IFDIR
+	SIfchr  = vfs.S_IFCHR
+	SIfifo  = vfs.S_IFIFO
 )
 
 // Directory entry types reported by readdir (DT_* of include/linux/fs_types.h).
 const (
-	DtUnknown uint8 = 0
-	DtFifo    uint8 = 1
-	DtChr     uint8 = 2
-	DtDir     uint8 = 4
-	DtBlk     uint8 = 6
-	DtReg     uint8 = 8
-	DtLnk     uint8 = 10
-	DtSock    uint8 = 12
+	DtUnknown uint8 = vfs.DT_UNKNOWN
+	DtFifo    uint8 = vfs.DT_FIFO
+	DtChr     uint8 = vfs.DT_CHR
+	DtDir     uint8 = vfs.DT_DIR
+	DtBlk     uint8 = vfs.DT_BLK
+	DtReg     uint8 = vfs.DT_REG
+	DtLnk     uint8 = vfs.DT_LNK
+	DtSock    uint8 = vfs.DT_SOCK
 )
 
 // FsUmodeToFtype is fs_umode_to_ftype (fs/fs_types.c): the file type stored
-// in a dirent for an inode of the given mode.
-func FsUmodeToFtype(mode uint32) uint8 {
-	switch mode & SIfmt {
-	case SIfreg:
-		return FtRegFile
-	case SIfdir:
-		return FtDir
-	case SIfchr:
-		return FtChrdev
-	case SIfblk:
-		return FtBlkdev
-	case SIfifo:
-		return FtFifo
-	case SIfsock:
-		return FtSock
-	case SIflnk:
-		return FtSymlink
-	}
-	return FtUnknown
-}
+// in a dirent for an inode of the given mode (set_de_type).
+func FsUmodeToFtype(mode uint32) uint8 { return vfs.FsUmodeToFtype(mode) }
 
 // FsFtypeToDtype is fs_ftype_to_dtype (fs/fs_types.c): the d_type readdir
 // reports for a stored file type; DT_UNKNOWN for values past FtMax.
-func FsFtypeToDtype(ft uint8) uint8 {
-	switch ft {
-	case FtRegFile:
-		return DtReg
-	case FtDir:
-		return DtDir
-	case FtChrdev:
-		return DtChr
-	case FtBlkdev:
-		return DtBlk
-	case FtFifo:
-		return DtFifo
-	case FtSock:
-		return DtSock
-	case FtSymlink:
-		return DtLnk
-	}
-	return DtUnknown
-}
+func FsFtypeToDtype(ft uint8) uint8 { return vfs.FsFtypeToDtype(ft) }
 
 // GetDentrySlots is GET_DENTRY_SLOTS: the slots a name of n bytes takes.
 func GetDentrySlots(n int) int { return (n + SlotLen - 1) / SlotLen }
