@@ -23,7 +23,7 @@ func benchDir(b *testing.B, n int) *Inode {
 	sb.InodesCount = 1 << 20
 	dir := NewDirInode(sb, 12, 1, 0o755)
 	dir.Flags |= CasefoldFL
-	dir.Crypt = &toyCrypt{key: 0x33}
+	dir.Crypt = &toyCrypt{Key: 0x33}
 	if err := InitNewDir(tk, dir, 2); err != nil {
 		b.Fatal(err)
 	}

@@ -11,50 +11,17 @@ import (
 )
 
 // Encoding is what the directory code needs from the superblock's Unicode
-// map (sb->s_encoding, fs/unicode/utf8-core.c); package fsunicode's *Map
-// provides it. Invalid UTF-8 is errno.EINVAL.
-type Encoding interface {
-	// Validate is utf8_validate: nil when name is valid UTF-8.
-	Validate(name []byte) error
-	// Casefold is utf8_casefold into dst; it returns the folded length.
-	Casefold(dst, name []byte) (int, error)
-	// StrncasecmpFolded is utf8_strncasecmp_folded: 0 when name folds to
-	// folded, 1 when not.
-	StrncasecmpFolded(folded, name []byte) (int, error)
-	// Strncasecmp is utf8_strncasecmp: 0 when a and b fold alike.
-	Strncasecmp(a, b []byte) (int, error)
-}
+// map (sb->s_encoding); see vfs.Encoding.
+type Encoding = vfs.Encoding
 
-// CryptName is the part of struct fscrypt_name the directory code reads.
-type CryptName struct {
-	// DiskName is disk_name: the ciphertext, or the bytes of a no-key name
-	// (nil when the no-key name carries only a digest of a long name).
-	DiskName []byte
-	// IsNokeyName is is_nokey_name.
-	IsNokeyName bool
-	// Hash and MinorHash are hash and minor_hash decoded from a no-key name.
-	Hash, MinorHash uint32
-	// Priv is private to the NameCrypt.
-	Priv any
-}
+// CryptName is the part of struct fscrypt_name the directory code reads;
+// see vfs.CryptName.
+type CryptName = vfs.CryptName
 
 // NameCrypt is what an encrypted directory needs from fscrypt
-// (fs/crypto/fname.c), bound to the directory's inode and key.
-type NameCrypt interface {
-	// HasKey is fscrypt_has_encryption_key(dir).
-	HasKey() bool
-	// SetupFilename is fscrypt_setup_filename(dir, iname, lookup, &fname).
-	SetupFilename(t *kernel.Task, iname []byte, lookup bool) (CryptName, error)
-	// FreeFilename is fscrypt_free_filename.
-	FreeFilename(t *kernel.Task, n *CryptName)
-	// MatchName is fscrypt_match_name.
-	MatchName(n *CryptName, deName []byte) bool
-	// DiskToUsr is fscrypt_fname_disk_to_usr into oname; it returns the
-	// length written.
-	DiskToUsr(t *kernel.Task, hash, minorHash uint32, iname, oname []byte) (int, error)
-	// DirhashKey is the directory's SipHash key; ok false without the key.
-	DirhashKey() (key [2]uint64, ok bool)
-}
+// (fs/crypto/fname.c), bound to the directory's inode and key; see
+// vfs.NameCrypt.
+type NameCrypt = vfs.NameCrypt
 
 // pathMax is PATH_MAX, the buffer ext4fs_dirhash folds into.
 const pathMax = 4096

@@ -49,7 +49,7 @@ func newTestDir(t testing.TB, o dirOpts) (*kernel.Task, *Inode) {
 		dir.Flags |= CasefoldFL
 	}
 	if o.encrypt {
-		dir.Crypt = &toyCrypt{key: 0x33}
+		dir.Crypt = &toyCrypt{Key: 0x33}
 	}
 	if err := InitNewDir(tk, dir, parentIno); err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ func benchDir(b *testing.B, n int) *Inode {
 	sb.LookupMode = LookupPerf
 	dir := NewDirInode(sb, 10, 0o755)
 	dir.Flags |= CasefoldFL
-	dir.Crypt = &toyCrypt{key: 0x5a}
+	dir.Crypt = &toyCrypt{Key: 0x5a}
 	if err := MakeEmptyDir(tk, dir, rootIno, SIfdir); err != nil {
 		b.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func newTestDir(t testing.TB, o dirOpts) (*kernel.Task, *Inode) {
 		dir.Flags |= CasefoldFL
 	}
 	if o.encrypt {
-		dir.Crypt = &toyCrypt{key: 0x5a}
+		dir.Crypt = &toyCrypt{Key: 0x5a}
 	}
 	if err := MakeEmptyDir(tk, dir, rootIno, SIfdir|0o755); err != nil {
 		t.Fatal(err)

@@ -10,63 +10,17 @@ import (
 )
 
 // Encoding is what the directory code needs from the superblock's Unicode
-// map (sb->s_encoding, fs/unicode/utf8-core.c). Package fsunicode's map
-// provides it; tests may use a double. Every method reports a name that is
-// not valid UTF-8 as errno.EINVAL, as the kernel functions return -EINVAL.
-type Encoding interface {
-	// Casefold is utf8_casefold(um, name, dst, len(dst)): it writes the
-	// casefolded form of name into dst and returns its length. A folded
-	// form that does not fit is an error (ENAMETOOLONG).
-	Casefold(dst, name []byte) (int, error)
-	// StrncasecmpFolded is utf8_strncasecmp_folded(um, folded, name): 0 when
-	// name casefolds to folded, 1 when it does not.
-	StrncasecmpFolded(folded, name []byte) (int, error)
-	// Strncasecmp is utf8_strncasecmp(um, a, b): 0 when a and b casefold
-	// alike, 1 when they do not.
-	Strncasecmp(a, b []byte) (int, error)
-}
+// map (sb->s_encoding); see vfs.Encoding.
+type Encoding = vfs.Encoding
 
-// CryptName is the part of struct fscrypt_name that a filesystem's
-// directory code reads: the on-disk form of the name being looked up or
-// created, and for a no-key name the hash decoded from it.
-type CryptName struct {
-	// DiskName is disk_name: the ciphertext of the user's name, or for a
-	// no-key name the bytes decoded from it.
-	DiskName []byte
-	// IsNokeyName is is_nokey_name: the name was given without the key.
-	IsNokeyName bool
-	// Hash and MinorHash are the dirhash decoded from a no-key name.
-	Hash, MinorHash uint32
-	// Priv is private to the NameCrypt that made it (crypto_buf and the
-	// like).
-	Priv any
-}
+// CryptName is the part of struct fscrypt_name the directory code reads;
+// see vfs.CryptName.
+type CryptName = vfs.CryptName
 
-// NameCrypt is what the directory code of an encrypted directory needs from
-// fscrypt (fs/crypto/fname.c), bound to that directory's inode and key.
-// Package fscrypt provides it; tests may use a double.
-type NameCrypt interface {
-	// HasKey is fscrypt_has_encryption_key(dir).
-	HasKey() bool
-	// SetupFilename is fscrypt_setup_filename(dir, iname, lookup, &fname):
-	// it encrypts iname (or, without the key and when lookup is set,
-	// decodes a no-key name). Errors as the kernel's (ENOKEY, ENOENT for a
-	// no-key name that cannot exist, ENAMETOOLONG, ENOMEM).
-	SetupFilename(t *kernel.Task, iname []byte, lookup bool) (CryptName, error)
-	// FreeFilename is fscrypt_free_filename.
-	FreeFilename(t *kernel.Task, n *CryptName)
-	// MatchName is fscrypt_match_name(fname, de_name, de_name_len).
-	MatchName(n *CryptName, deName []byte) bool
-	// DiskToUsr is fscrypt_fname_disk_to_usr(dir, hash, minor_hash, iname,
-	// oname): it writes the user-visible form of the on-disk name iname
-	// into oname and returns its length. With the key that is the
-	// plaintext, len(iname) bytes of output before the NUL padding is cut;
-	// without it a no-key name. The caller sizes oname as the kernel does.
-	DiskToUsr(t *kernel.Task, hash, minorHash uint32, iname, oname []byte) (int, error)
-	// DirhashKey returns the directory's SipHash key (ci_dirhash_key) for
-	// encrypted and casefolded directories; ok is false without the key.
-	DirhashKey() (key [2]uint64, ok bool)
-}
+// NameCrypt is what an encrypted directory needs from fscrypt
+// (fs/crypto/fname.c), bound to the directory's inode and key; see
+// vfs.NameCrypt.
+type NameCrypt = vfs.NameCrypt
 
 // Allocation sites and caches of the name code.
 var (

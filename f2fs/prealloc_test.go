@@ -112,8 +112,8 @@ func TestSeed001V2OutOfBounds(t *testing.T) {
 func TestSeed001ErrorPathFreesPrealloc(t *testing.T) {
 	for _, v := range LookupPrealloc.VariantNames() {
 		tk, dir := seedDir(t, v, shortNames(5)...)
-		dir.Crypt.(*toyCrypt).failAt = 3 // "." and ".." decrypt, then a name fails
-		dir.Crypt.(*toyCrypt).calls = 0
+		dir.Crypt.(*toyCrypt).FailAt = 3 // "." and ".." decrypt, then a name fails
+		dir.Crypt.(*toyCrypt).Calls = 0
 		_, err := measureMiss(t, tk, dir, "absent")
 		bug, isBug := kernel.AsBug(err)
 		switch v {
