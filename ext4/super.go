@@ -6,7 +6,6 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fsunicode"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
@@ -134,12 +133,6 @@ const (
 	xattrNameEncryption  = "c"
 )
 
-type xattr struct {
-	index uint8
-	name  string
-	value []byte
-}
-
 // inodeInfo is ext4's part of a VFS inode (struct ext4_inode_info) with the
 // inode's on-disk data: the block map of its pages, its xattrs, a
 // symlink's target, and for a directory the directory code's state.
@@ -147,10 +140,10 @@ type inodeInfo struct {
 	ino uint32
 	// mapping is a regular file's data (i_data); its lock protects data.
 	mapping vfs.AddressSpace
-	// mu protects xattrs and target.
+	// mu protects target.
 	mu     sync.Mutex
 	data   map[uint64]uint32 // logical block -> device block
-	xattrs []xattr
+	xattrs vfs.SimpleXattrs
 	target []byte
 	// dir is the directory state; nil for other file types. The VFS
 	// holds the directory's i_rwsem exclusive around every change and
@@ -222,14 +215,9 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data any) error {
 		sb.InodesCount = o.InodesCount
 	}
 	if o.Casefold || vsb.Encoding != nil {
-		if vsb.Encoding == nil {
-			um, err := fsunicode.Load("12.1.0")
-			if err != nil {
-				return errno.EINVAL
-			}
-			vsb.Encoding = um
+		if err := vsb.LoadEncoding(o.Strict); err != nil {
+			return err
 		}
-		vsb.EncodingStrict = vsb.EncodingStrict || o.Strict
 		sb.Encoding = vsb.Encoding
 		if vsb.EncodingStrict {
 			sb.EncodingFlags |= EncStrictModeFL
@@ -277,21 +265,23 @@ const maxFileSize = int64(1)<<44 - BlockSize
 // the root of its namespace (proc and target are then ignored). The mount's
 // SB is the new superblock (Of(m.SB) its ext4), Root its root dentry.
 func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts *Options) (*vfs.Mount, error) {
+	return sys.Mount(t, proc, Type, target, mountOptions(opts))
+}
+
+// mountOptions are the VFS mount options of a mount with opts (nil: the
+// defaults).
+func mountOptions(opts *Options) vfs.MountOptions {
 	if opts == nil {
 		opts = &Options{}
 	}
-	return sys.Mount(t, proc, Type, target, vfs.MountOptions{Source: "ext4", Data: opts})
+	return vfs.MountOptions{Source: "ext4", Data: opts}
 }
 
 // Boot makes a machine on t's kernel whose root filesystem is a fresh ext4
 // with opts (nil: the defaults) and patch selection cfg.Patches, and starts
 // a process on it.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
-	sys := vfs.NewSystem(t.K, nil, cfg)
-	if _, err := Mount(t, sys, nil, "/", opts); err != nil {
-		return nil, nil, err
-	}
-	return sys, sys.NewProc(t, nil), nil
+	return vfs.Boot(t, cfg, Type, mountOptions(opts))
 }
 
 // generation is i_generation of a new inode: ext4 draws it at random; the
@@ -426,9 +416,7 @@ func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	in.mapping.Lock()
 	fileBlocks{fs}.TruncateBlocks(inode, 0)
 	in.mapping.Unlock()
-	in.mu.Lock()
-	in.xattrs = nil
-	in.mu.Unlock()
+	in.xattrs.Free()
 	if in.dir != nil {
 		in.dir.releaseBlocks()
 	}
@@ -436,50 +424,10 @@ func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	inodeInfoCache.Free(&t.Ctx)
 }
 
-// getxattr is ext4_xattr_get: ENODATA when absent, ERANGE when buf is too
-// small.
-func (in *inodeInfo) getxattr(index uint8, name string, buf []byte) (int, error) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	for _, x := range in.xattrs {
-		if x.index == index && x.name == name {
-			if len(buf) < len(x.value) {
-				return 0, errno.ERANGE
-			}
-			return copy(buf, x.value), nil
-		}
-	}
-	return 0, errno.ENODATA
-}
-
-// setxattr is ext4_xattr_set with XATTR_CREATE (create: EEXIST if present)
-// or a plain set; a nil value removes the attribute.
-func (in *inodeInfo) setxattr(index uint8, name string, value []byte, create bool) error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	for i, x := range in.xattrs {
-		if x.index == index && x.name == name {
-			if create {
-				return errno.EEXIST
-			}
-			if value == nil {
-				in.xattrs = append(in.xattrs[:i], in.xattrs[i+1:]...)
-			} else {
-				in.xattrs[i].value = append([]byte(nil), value...)
-			}
-			return nil
-		}
-	}
-	if value != nil {
-		in.xattrs = append(in.xattrs, xattr{index: index, name: name, value: append([]byte(nil), value...)})
-	}
-	return nil
-}
-
 // GetContext implements fscrypt.Operations (ext4_get_context): the
 // encryption context xattr.
 func (fs *FS) GetContext(t *kernel.Task, inode fscrypt.Inode, buf []byte) (int, error) {
-	return infoOf(inode.(*vfs.Inode)).getxattr(xattrIndexEncryption, xattrNameEncryption, buf)
+	return infoOf(inode.(*vfs.Inode)).xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
 }
 
 // SetContext implements fscrypt.Operations (ext4_set_context): the root
@@ -493,7 +441,7 @@ func (fs *FS) SetContext(t *kernel.Task, inode fscrypt.Inode, ctx []byte, fsData
 		return errno.EPERM
 	}
 	in := infoOf(i)
-	if err := in.setxattr(xattrIndexEncryption, xattrNameEncryption, ctx, true); err != nil {
+	if err := in.xattrs.Set(xattrIndexEncryption, xattrNameEncryption, ctx, true); err != nil {
 		return err
 	}
 	i.SetFlags(vfs.S_ENCRYPTED)
@@ -534,7 +482,7 @@ func (fs *FS) DropInode(t *kernel.Task, inode fscrypt.Inode) {
 func Context(inode *vfs.Inode) []byte {
 	in := infoOf(inode)
 	buf := make([]byte, 64)
-	n, err := in.getxattr(xattrIndexEncryption, xattrNameEncryption, buf)
+	n, err := in.xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
 	if err != nil {
 		return nil
 	}

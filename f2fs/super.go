@@ -6,7 +6,6 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fsunicode"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
@@ -123,13 +122,6 @@ const (
 	xattrNameEncryption  = "c"
 )
 
-// xattr is one extended attribute of an inode.
-type xattr struct {
-	index uint8
-	name  string
-	value []byte
-}
-
 // inodeInfo is f2fs's part of a VFS inode (struct f2fs_inode_info) with
 // the inode's on-disk data: the block addresses of its pages, its xattrs,
 // a symlink's target, and for a directory the directory code's state
@@ -138,10 +130,10 @@ type inodeInfo struct {
 	ino uint32
 	// mapping is a regular file's data (i_data); its lock protects data.
 	mapping vfs.AddressSpace
-	// mu protects xattrs and target.
+	// mu protects target.
 	mu     sync.Mutex
 	data   map[uint64]uint32 // page index -> block address
-	xattrs []xattr
+	xattrs vfs.SimpleXattrs
 	target []byte
 	// dir is the directory state; nil for other file types. The VFS
 	// holds the directory's i_rwsem exclusive around every change and
@@ -194,14 +186,9 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data any) error {
 	sb.InlineDentry = !fs.opts.NoInlineDentry
 	sb.Patches = *vsb.Patches()
 	if fs.opts.Casefold || vsb.Encoding != nil {
-		if vsb.Encoding == nil {
-			um, err := fsunicode.Load("12.1.0")
-			if err != nil {
-				return errno.EINVAL
-			}
-			vsb.Encoding = um
+		if err := vsb.LoadEncoding(fs.opts.Strict); err != nil {
+			return err
 		}
-		vsb.EncodingStrict = vsb.EncodingStrict || fs.opts.Strict
 		sb.Encoding = vsb.Encoding
 		if vsb.EncodingStrict {
 			sb.EncodingFlags |= EncStrictModeFL
@@ -250,21 +237,23 @@ const maxFileSize = int64(1) << 44
 // the root of its namespace (proc and target are then ignored). The mount's
 // SB is the new superblock (Of(m.SB) its f2fs), Root its root dentry.
 func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts *Options) (*vfs.Mount, error) {
+	return sys.Mount(t, proc, Type, target, mountOptions(opts))
+}
+
+// mountOptions are the VFS mount options of a mount with opts (nil: the
+// defaults).
+func mountOptions(opts *Options) vfs.MountOptions {
 	if opts == nil {
 		opts = &Options{}
 	}
-	return sys.Mount(t, proc, Type, target, vfs.MountOptions{Source: "f2fs", Data: opts})
+	return vfs.MountOptions{Source: "f2fs", Data: opts}
 }
 
 // Boot makes a machine on t's kernel whose root filesystem is a fresh f2fs
 // with opts (nil: the defaults) and patch selection cfg.Patches, and starts
 // a process on it.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
-	sys := vfs.NewSystem(t.K, nil, cfg)
-	if _, err := Mount(t, sys, nil, "/", opts); err != nil {
-		return nil, nil, err
-	}
-	return sys, sys.NewProc(t, nil), nil
+	return vfs.Boot(t, cfg, Type, mountOptions(opts))
 }
 
 // allocInode is new_inode with f2fs's operations for the file type, under
@@ -395,9 +384,7 @@ func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	in.mapping.Lock()
 	fileBlocks{fs}.TruncateBlocks(inode, 0)
 	in.mapping.Unlock()
-	in.mu.Lock()
-	in.xattrs = nil
-	in.mu.Unlock()
+	in.xattrs.Free()
 	if in.dir != nil {
 		in.dir.releaseBlocks()
 	}
@@ -405,50 +392,10 @@ func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	inodeInfoCache.Free(&t.Ctx)
 }
 
-// getxattr is f2fs_getxattr: ENODATA when absent, ERANGE when buf is too
-// small.
-func (in *inodeInfo) getxattr(index uint8, name string, buf []byte) (int, error) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	for _, x := range in.xattrs {
-		if x.index == index && x.name == name {
-			if len(buf) < len(x.value) {
-				return 0, errno.ERANGE
-			}
-			return copy(buf, x.value), nil
-		}
-	}
-	return 0, errno.ENODATA
-}
-
-// setxattr is f2fs_setxattr with XATTR_CREATE (create: EEXIST if present)
-// or a plain set; a nil value removes the attribute.
-func (in *inodeInfo) setxattr(index uint8, name string, value []byte, create bool) error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	for i, x := range in.xattrs {
-		if x.index == index && x.name == name {
-			if create {
-				return errno.EEXIST
-			}
-			if value == nil {
-				in.xattrs = append(in.xattrs[:i], in.xattrs[i+1:]...)
-			} else {
-				in.xattrs[i].value = append([]byte(nil), value...)
-			}
-			return nil
-		}
-	}
-	if value != nil {
-		in.xattrs = append(in.xattrs, xattr{index: index, name: name, value: append([]byte(nil), value...)})
-	}
-	return nil
-}
-
 // GetContext implements fscrypt.Operations (f2fs_get_context): the
 // encryption context xattr.
 func (fs *FS) GetContext(t *kernel.Task, inode fscrypt.Inode, buf []byte) (int, error) {
-	return infoOf(inode.(*vfs.Inode)).getxattr(xattrIndexEncryption, xattrNameEncryption, buf)
+	return infoOf(inode.(*vfs.Inode)).xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
 }
 
 // SetContext implements fscrypt.Operations (f2fs_set_context): the context
@@ -458,7 +405,7 @@ func (fs *FS) GetContext(t *kernel.Task, inode fscrypt.Inode, buf []byte) (int, 
 func (fs *FS) SetContext(t *kernel.Task, inode fscrypt.Inode, ctx []byte, fsData any) error {
 	i := inode.(*vfs.Inode)
 	in := infoOf(i)
-	if err := in.setxattr(xattrIndexEncryption, xattrNameEncryption, ctx, true); err != nil {
+	if err := in.xattrs.Set(xattrIndexEncryption, xattrNameEncryption, ctx, true); err != nil {
 		return err
 	}
 	i.SetFlags(vfs.S_ENCRYPTED)
@@ -497,7 +444,7 @@ func (fs *FS) DropInode(t *kernel.Task, inode fscrypt.Inode) {
 func Context(inode *vfs.Inode) []byte {
 	in := infoOf(inode)
 	buf := make([]byte, 64)
-	n, err := in.getxattr(xattrIndexEncryption, xattrNameEncryption, buf)
+	n, err := in.xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
 	if err != nil {
 		return nil
 	}

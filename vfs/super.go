@@ -214,6 +214,36 @@ func NewSystem(k *kernel.Kernel, api *crypto.API, cfg Config) *System {
 	return s
 }
 
+// Boot makes a machine on t's kernel with patch selection cfg.Patches,
+// mounts a new superblock of fs with opts as the root of its namespace (as
+// the kernel mounts its root filesystem, init/do_mounts.c) and starts a
+// process on it, with root credentials, as init.
+func Boot(t *kernel.Task, cfg Config, fs *FileSystemType, opts MountOptions) (*System, *Proc, error) {
+	sys := NewSystem(t.K, nil, cfg)
+	if _, err := sys.Mount(t, nil, fs, "/", opts); err != nil {
+		return nil, nil, err
+	}
+	return sys, sys.NewProc(t, nil), nil
+}
+
+// LoadEncoding is the casefolding part of a filesystem's fill_super
+// (ext4_encoding_init, f2fs_setup_casefold): s_encoding becomes the map
+// the mount gave (MountOptions.Encoding), else utf8_load of Unicode
+// 12.1.0, the version mkfs records; strict (the superblock's strict
+// encoding flag) is added to EncodingStrict. Errors: EINVAL when the map
+// cannot be loaded.
+func (sb *SuperBlock) LoadEncoding(strict bool) error {
+	if sb.Encoding == nil {
+		um, err := fsunicode.Load("12.1.0")
+		if err != nil {
+			return errno.EINVAL
+		}
+		sb.Encoding = um
+	}
+	sb.EncodingStrict = sb.EncodingStrict || strict
+	return nil
+}
+
 // RootMount returns the root mount (nil before the first Mount).
 func (s *System) RootMount() *Mount {
 	s.mu.Lock()

@@ -411,9 +411,5 @@ func instantiate(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, inode *vfs.Inode
 // (nil: the defaults) and patch selection cfg.Patches, and starts a
 // process on it. t is the task that mounts.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
-	sys := vfs.NewSystem(t.K, nil, cfg)
-	if _, err := sys.Mount(t, nil, Type, "/", vfs.MountOptions{Source: "memfs", Data: opts}); err != nil {
-		return nil, nil, err
-	}
-	return sys, sys.NewProc(t, nil), nil
+	return vfs.Boot(t, cfg, Type, vfs.MountOptions{Source: "memfs", Data: opts})
 }
