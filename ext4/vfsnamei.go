@@ -84,11 +84,7 @@ func (o *dirOps) Lookup(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, flags uin
 	if inode == nil && dir.IsCasefolded() {
 		return nil, nil
 	}
-	alias, err := dcache.DSpliceAlias(t, inode, d)
-	if err != nil && inode != nil {
-		vfs.Iput(t, inode)
-	}
-	return alias, err
+	return vfs.DSpliceAlias(t, inode, d)
 }
 
 // addEntry is ext4_add_entry for the dentry's name (ext4_fname_setup_filename

@@ -74,11 +74,7 @@ func (o *dirOps) Lookup(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, flags uin
 	if inode == nil && dir.IsCasefolded() {
 		return nil, nil
 	}
-	alias, err := dcache.DSpliceAlias(t, inode, d)
-	if err != nil && inode != nil {
-		vfs.Iput(t, inode)
-	}
-	return alias, err
+	return vfs.DSpliceAlias(t, inode, d)
 }
 
 // addLink is f2fs_add_link: the dentry's name in dir for inode

@@ -65,7 +65,7 @@
 // The contract is the kernel's:
 //
 //   - Lookup is called with the directory's i_rwsem held on a new unhashed
-//     dentry; it calls dcache.DSpliceAlias(t, inode, dentry) (inode nil for
+//     dentry; it calls DSpliceAlias(t, inode, dentry) (inode nil for
 //     a negative dentry, which the dcache then caches) and returns the alias
 //     that gives, if any. Names over NAME_MAX are ENAMETOOLONG. The inode it
 //     finds is referenced with Igrab.

@@ -36,6 +36,19 @@ func ShrinkDcacheInode(t *kernel.Task, inode *Inode) {
 	}
 }
 
+// DSpliceAlias is d_splice_alias as a filesystem's ->lookup ends with it
+// (fs/dcache.c): dcache.DSpliceAlias, which hashes d with inode (nil for a
+// negative dentry) or moves an existing directory alias to its place;
+// the inode reference the lookup took goes with the dentry, and is
+// dropped when splicing fails, as the kernel's d_splice_alias drops it.
+func DSpliceAlias(t *kernel.Task, inode *Inode, d *Dentry) (*Dentry, error) {
+	alias, err := dcache.DSpliceAlias(t, inode, d)
+	if err != nil && inode != nil {
+		Iput(t, inode)
+	}
+	return alias, err
+}
+
 // Chdir is chdir(2). Errors: ENOENT, ENOTDIR, and the walk's.
 func (p *Proc) Chdir(t *kernel.Task, path string) (err error) {
 	defer t.Recover(&err)

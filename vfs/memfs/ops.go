@@ -28,7 +28,7 @@ func (o dirOps) Lookup(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, flags uint
 	var fname fscrypt.Name
 	err := hooks.FscryptPrepareLookup(t, dir, d, &fname)
 	if err == errno.ENOENT {
-		return dcache.DSpliceAlias(t, nil, d)
+		return vfs.DSpliceAlias(t, nil, d)
 	}
 	if err != nil {
 		return nil, err
@@ -44,11 +44,7 @@ func (o dirOps) Lookup(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, flags uint
 			return nil, errno.EPERM
 		}
 	}
-	alias, err := dcache.DSpliceAlias(t, inode, d)
-	if err != nil && inode != nil {
-		vfs.Iput(t, inode)
-	}
-	return alias, err
+	return vfs.DSpliceAlias(t, inode, d)
 }
 
 // Create is ->create.
