@@ -1,59 +1,25 @@
 package ext4
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/internal/fstestutil"
 )
 
-// readVectors returns the whitespace-separated fields of every non-comment line of a
-// testdata file.
-func readVectors(t testing.TB, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows [][]string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 64*1024)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		rows = append(rows, strings.Fields(line))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) == 0 {
-		t.Fatalf("%s: no vectors", path)
-	}
-	return rows
-}
-
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatalf("bad hex %q: %v", s, err)
-	}
-	return b
-}
+// The known-answer files are read with the shared helpers.
+var (
+	readVectors = fstestutil.ReadVectors
+	mustHex     = fstestutil.MustHex
+)
 
 func mustHex32(t testing.TB, s string) uint32 {
 	t.Helper()

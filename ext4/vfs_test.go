@@ -3,107 +3,38 @@ package ext4_test
 import (
 	"bytes"
 	"fmt"
-	"sort"
 	"testing"
 
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/ext4"
+	"github.com/vfslab/vfslab/internal/fstestutil"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/vfs"
 )
 
-type env struct {
-	tb testing.TB
-	t  *kernel.Task
-	p  *vfs.Proc
-}
+// env is a machine whose root is a fresh ext4.
+type env struct{ *fstestutil.Env }
 
 func boot(tb testing.TB, opts *ext4.Options) *env {
 	tb.Helper()
-	k := kernel.New()
-	t := k.NewTask("ext4-vfs")
-	t.EnableCounting()
-	tb.Cleanup(t.Exit)
-	_, p, err := ext4.Boot(t, vfs.Config{}, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &env{tb: tb, t: t, p: p}
-}
-
-func (e *env) must(err error) {
-	e.tb.Helper()
-	if err != nil {
-		e.tb.Fatal(err)
-	}
-}
-
-func (e *env) write(path, data string) {
-	e.tb.Helper()
-	fd, err := e.p.Open(e.t, path, vfs.O_CREAT|vfs.O_RDWR|vfs.O_TRUNC, 0o600)
-	e.must(err)
-	if n, err := e.p.Write(e.t, fd, []byte(data)); err != nil || n != len(data) {
-		e.tb.Fatalf("write %s: %d %v", path, n, err)
-	}
-	e.must(e.p.Close(e.t, fd))
-}
-
-func (e *env) read(path string) (string, error) {
-	fd, err := e.p.Open(e.t, path, vfs.O_RDONLY, 0)
-	if err != nil {
-		return "", err
-	}
-	defer e.p.Close(e.t, fd)
-	var out []byte
-	buf := make([]byte, 3000)
-	for {
-		n, err := e.p.Read(e.t, fd, buf)
-		if err != nil {
-			return "", err
-		}
-		if n == 0 {
-			return string(out), nil
-		}
-		out = append(out, buf[:n]...)
-	}
-}
-
-func (e *env) list(path string) []string {
-	e.tb.Helper()
-	fd, err := e.p.Open(e.t, path, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
-	e.must(err)
-	defer e.p.Close(e.t, fd)
-	var names []string
-	buf := make([]byte, 512)
-	for {
-		n, err := e.p.Getdents64(e.t, fd, buf)
-		e.must(err)
-		if n == 0 {
-			break
-		}
-		ds, err := vfs.ParseDirents(buf[:n])
-		e.must(err)
-		for _, d := range ds {
-			names = append(names, d.Name)
-		}
-	}
-	sort.Strings(names)
-	return names
+	return &env{fstestutil.Boot(tb, "ext4-vfs", func(t *kernel.Task) (*vfs.System, *vfs.Proc, error) {
+		return ext4.Boot(t, vfs.Config{}, opts)
+	})}
 }
 
 func (e *env) dir(path string) *ext4.Inode {
-	e.tb.Helper()
-	d, err := e.p.LookupDentry(e.t, path, true)
-	e.must(err)
-	defer dcache.Dput(e.t, d)
+	e.TB.Helper()
+	d, err := e.P.LookupDentry(e.T, path, true)
+	e.Must(err)
+	defer dcache.Dput(e.T, d)
 	return ext4.DirOf(d.Inode())
 }
 
 func (e *env) check(path string) {
-	e.tb.Helper()
-	if err := ext4.CheckDir(e.t, e.dir(path)); err != nil {
-		e.tb.Fatalf("%s: %v\n%s", path, err, ext4.DumpDir(e.t, e.dir(path)))
+	e.TB.Helper()
+	if err := ext4.CheckDir(e.T, e.dir(path)); err != nil {
+		e.TB.Fatalf("%s: %v\n%s", path, err, ext4.DumpDir(e.T, e.dir(path)))
 	}
 }
 
@@ -111,65 +42,65 @@ func TestVFSSmoke(t *testing.T) {
 	for _, opts := range []ext4.Options{{}, {NoDirIndex: true}, {NoMetadataCsum: true, Hash: "tea"}, {Casefold: true}} {
 		t.Run(opts.String(), func(t *testing.T) {
 			e := boot(t, &opts)
-			e.must(e.p.Mkdir(e.t, "/a", 0o755))
+			e.Must(e.P.Mkdir(e.T, "/a", 0o755))
 			big := string(bytes.Repeat([]byte("0123456789"), 1000))
-			e.write("/a/f", big)
-			if got, err := e.read("/a/f"); err != nil || got != big {
+			e.Write("/a/f", big)
+			if got, err := e.Read("/a/f"); err != nil || got != big {
 				t.Fatalf("read back %d bytes, %v", len(got), err)
 			}
 			for i := 0; i < 300; i++ {
-				e.write(fmt.Sprintf("/a/name-number-%03d", i), "x")
+				e.Write(fmt.Sprintf("/a/name-number-%03d", i), "x")
 			}
 			e.check("/a")
 			if d := e.dir("/a"); d.IsDx() == opts.NoDirIndex {
 				t.Fatalf("300 names: %v", d)
 			}
-			if got := len(e.list("/a")); got != 303 {
+			if got := len(e.List("/a")); got != 303 {
 				t.Fatalf("%d entries listed", got)
 			}
 			for i := 0; i < 300; i += 2 {
-				e.must(e.p.Unlink(e.t, fmt.Sprintf("/a/name-number-%03d", i)))
+				e.Must(e.P.Unlink(e.T, fmt.Sprintf("/a/name-number-%03d", i)))
 			}
-			e.must(e.p.Rename(e.t, "/a/f", "/g", 0))
-			e.must(e.p.Mkdir(e.t, "/a/sub", 0o755))
-			e.must(e.p.Rename(e.t, "/a/sub", "/sub2", 0))
+			e.Must(e.P.Rename(e.T, "/a/f", "/g", 0))
+			e.Must(e.P.Mkdir(e.T, "/a/sub", 0o755))
+			e.Must(e.P.Rename(e.T, "/a/sub", "/sub2", 0))
 			e.check("/a")
 			e.check("/")
 			e.check("/sub2")
-			if st, err := e.p.Stat(e.t, "/"); err != nil || st.Nlink != 4 {
+			if st, err := e.P.Stat(e.T, "/"); err != nil || st.Nlink != 4 {
 				t.Fatalf("root: %v %v", st, err)
 			}
-			if err := e.p.Rmdir(e.t, "/a"); err != errno.ENOTEMPTY {
+			if err := e.P.Rmdir(e.T, "/a"); err != errno.ENOTEMPTY {
 				t.Fatal(err)
 			}
-			e.must(e.p.Symlink(e.t, "g", "/l"))
-			if got, err := e.read("/l"); err != nil || got != big {
+			e.Must(e.P.Symlink(e.T, "g", "/l"))
+			if got, err := e.Read("/l"); err != nil || got != big {
 				t.Fatal(err)
 			}
-			e.must(e.p.Link(e.t, "/g", "/a/hard"))
-			if st, _ := e.p.Stat(e.t, "/g"); st.Nlink != 2 {
+			e.Must(e.P.Link(e.T, "/g", "/a/hard"))
+			if st, _ := e.P.Stat(e.T, "/g"); st.Nlink != 2 {
 				t.Fatal(st)
 			}
-			e.must(e.p.Rename(e.t, "/g", "/a/hard", vfs.RENAME_EXCHANGE))
-			e.must(e.p.Rename(e.t, "/sub2", "/l", vfs.RENAME_EXCHANGE))
+			e.Must(e.P.Rename(e.T, "/g", "/a/hard", vfs.RENAME_EXCHANGE))
+			e.Must(e.P.Rename(e.T, "/sub2", "/l", vfs.RENAME_EXCHANGE))
 			e.check("/")
 			e.check("/a")
-			if _, err := e.p.Stat(e.t, "/sub2/../a/hard"); err != errno.ENOTDIR && err != errno.ENOENT {
+			if _, err := e.P.Stat(e.T, "/sub2/../a/hard"); err != errno.ENOTDIR && err != errno.ENOENT {
 				t.Log(err)
 			}
 			if opts.Casefold {
 				var fl uint32 = ext4.FS_CASEFOLD_FL
-				e.must(e.p.Mkdir(e.t, "/ci", 0o755))
-				fd, err := e.p.Open(e.t, "/ci", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
-				e.must(err)
-				_, err = e.p.Ioctl(e.t, fd, ext4.FS_IOC_SETFLAGS, &fl)
-				e.must(err)
-				e.must(e.p.Close(e.t, fd))
-				e.write("/ci/Straße", "s")
-				if got, err := e.read("/ci/STRASSE"); err != nil || got != "s" {
+				e.Must(e.P.Mkdir(e.T, "/ci", 0o755))
+				fd, err := e.P.Open(e.T, "/ci", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+				e.Must(err)
+				_, err = e.P.Ioctl(e.T, fd, ext4.FS_IOC_SETFLAGS, &fl)
+				e.Must(err)
+				e.Must(e.P.Close(e.T, fd))
+				e.Write("/ci/Straße", "s")
+				if got, err := e.Read("/ci/STRASSE"); err != nil || got != "s" {
 					t.Fatalf("casefolded lookup: %q %v", got, err)
 				}
-				if got := e.list("/ci"); fmt.Sprint(got) != "[. .. Straße]" {
+				if got := e.List("/ci"); fmt.Sprint(got) != "[. .. Straße]" {
 					t.Fatal(got)
 				}
 				e.check("/ci")
