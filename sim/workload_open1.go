@@ -9,6 +9,7 @@ import (
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
 	"github.com/vfslab/vfslab/hooks"
+	"github.com/vfslab/vfslab/hooks/open1"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/vfs"
 	"github.com/vfslab/vfslab/vfs/memfs"
@@ -19,10 +20,10 @@ import (
 // /tmp/willitscale.N, in a loop; all the files share /tmp, whose dentry
 // every open reaches. Seed 004 (fscrypt-file-open) is about the two atomic
 // operations fscrypt_file_open's dget_parent + dput made on that shared
-// dentry's lockref per open. The same workload is in package hooks/open1
-// (a paired benchmark on memfs); this one runs on any of the filesystems
-// and reports through the A/B runner, whose tasks it must use for the
-// counting run.
+// dentry's lockref per open. Package hooks/open1 has the workload (and a
+// paired benchmark of it on memfs); this one runs its pieces on any of the
+// filesystems with the A/B runner's tasks, which the counting run needs,
+// and reports through the runner.
 var _ = Register(&Workload{
 	Name:    "open1",
 	Summary: "will-it-scale open1_processes: each worker opens and closes its own file; all files in one shared directory /tmp",
@@ -48,11 +49,10 @@ func open1Threads() []int {
 // watched so that atomic operations on its lockref are counted as
 // lockref_rmw_watched.
 type open1Inst struct {
-	sys   *vfs.System
-	setup *kernel.Task
-	dir   *dcache.Dentry[vfs.Inode]
-	procs []*vfs.Proc
-	tasks []*kernel.Task
+	sys     *vfs.System
+	setup   *kernel.Task
+	dir     *dcache.Dentry[vfs.Inode]
+	workers []*open1.Worker
 }
 
 func setupOpen1(env *Env) (Instance, error) {
@@ -81,22 +81,20 @@ func setupOpen1(env *Env) (Instance, error) {
 		in.Close()
 		return nil, fmt.Errorf("open1: %w", err)
 	}
-	if err := p.Mkdir(t, "/tmp", 0o1777); err != nil {
-		return fail(err)
-	}
+	var key []byte
 	switch parent := env.Param("parent"); parent {
 	case "plain":
 	case "encrypted":
-		if _, err := p.EncryptDir(t, "/tmp", fstest.PlaintextStream("vfslab open1 key", 64), 0, 0); err != nil {
-			return fail(err)
-		}
+		key = fstest.PlaintextStream("vfslab open1 key", 64)
 	default:
 		return fail(fmt.Errorf("bad parent %q: want plain or encrypted", parent))
 	}
-	if in.dir, err = p.LookupDentry(t, "/tmp", true); err != nil {
+	if err := open1.MakeDir(t, p, key); err != nil {
 		return fail(err)
 	}
-	in.dir.Watch(true)
+	if in.dir, err = open1.WatchDir(t, p); err != nil {
+		return fail(err)
+	}
 	p.Exit(t)
 	return in, nil
 }
@@ -105,35 +103,24 @@ func setupOpen1(env *Env) (Instance, error) {
 // opens it once to warm the dentries; the operation is open(O_RDWR) +
 // close.
 func (in *open1Inst) Worker(w int, t *kernel.Task) (func(int) error, error) {
-	p := in.sys.NewProc(t, nil)
-	in.procs = append(in.procs, p)
-	in.tasks = append(in.tasks, t)
-	path := fmt.Sprintf("/tmp/willitscale.%06d", w)
-	fd, err := p.Open(t, path, vfs.O_CREAT|vfs.O_RDWR|vfs.O_EXCL, 0o600)
+	wk, err := open1.NewWorker(t, in.sys, w)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Close(t, fd); err != nil {
-		return nil, err
-	}
+	in.workers = append(in.workers, wk)
 	op := func(i int) (err error) {
 		defer t.Recover(&err)
-		fd, err := p.Open(t, path, vfs.O_RDWR, 0)
-		if err != nil {
-			return err
-		}
-		return p.Close(t, fd)
+		return wk.Op()
 	}
 	return op, op(0)
 }
 
 func (in *open1Inst) Close() error {
-	for i, p := range in.procs {
-		p.Exit(in.tasks[i])
+	for _, w := range in.workers {
+		w.Exit()
 	}
 	if in.dir != nil {
-		in.dir.Watch(false)
-		dcache.Dput(in.setup, in.dir)
+		open1.UnwatchDir(in.setup, in.dir)
 	}
 	in.setup.Exit()
 	return nil

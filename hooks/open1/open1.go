@@ -11,6 +11,10 @@
 // and a Bench with counting on also gives the events per open (per-task
 // shards, merged after the run): lockref_rmw_watched (atomic operations on
 // the shared directory's lockref), dget, rcu_read_lock and the rest.
+//
+// MakeDir, WatchDir, NewWorker and Worker.Op are the workload's pieces on
+// any filesystem and with the caller's tasks, for runners that own both
+// (package sim's open1 runs them on memfs, ext4 or f2fs).
 package open1
 
 import (
@@ -49,12 +53,76 @@ func (c Config) String() string {
 	return fmt.Sprintf("%s/parent=%s/T=%d", c.Variant, parent, c.Tasks)
 }
 
-// worker is one task with its process and file.
-type worker struct {
+// Worker is one will-it-scale process: a task, the process it runs and
+// its own file in /tmp.
+type Worker struct {
 	t    *kernel.Task
 	p    *vfs.Proc
 	path string
 }
+
+// MakeDir makes will-it-scale's shared directory /tmp (mode 01777) through
+// p. With key (a raw master key) it becomes an encrypted directory, v2
+// policy with the key added, so that every variant of seed 004 takes the
+// reference on it.
+func MakeDir(t *kernel.Task, p *vfs.Proc, key []byte) error {
+	if err := p.Mkdir(t, "/tmp", 0o1777); err != nil {
+		return err
+	}
+	if key != nil {
+		if _, err := p.EncryptDir(t, "/tmp", key, 0, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WatchDir looks /tmp up through p and marks its dentry so that atomic
+// operations on its lockref also count as lockref_rmw_watched. It returns
+// the dentry with a reference, which UnwatchDir drops.
+func WatchDir(t *kernel.Task, p *vfs.Proc) (*dcache.Dentry[vfs.Inode], error) {
+	d, err := p.LookupDentry(t, "/tmp", true)
+	if err != nil {
+		return nil, err
+	}
+	d.Watch(true)
+	return d, nil
+}
+
+// UnwatchDir ends WatchDir.
+func UnwatchDir(t *kernel.Task, d *dcache.Dentry[vfs.Inode]) {
+	d.Watch(false)
+	dcache.Dput(t, d)
+}
+
+// NewWorker starts worker i: a process on sys run by task t, whose file
+// /tmp/willitscale.<i> it creates as mkstemp does (O_CREAT|O_EXCL, 0600)
+// and closes.
+func NewWorker(t *kernel.Task, sys *vfs.System, i int) (*Worker, error) {
+	w := &Worker{t: t, p: sys.NewProc(t, nil), path: fmt.Sprintf("/tmp/willitscale.%06d", i)}
+	fd, err := w.p.Open(t, w.path, vfs.O_CREAT|vfs.O_RDWR|vfs.O_EXCL, 0o600)
+	if err == nil {
+		err = w.p.Close(t, fd)
+	}
+	if err != nil {
+		w.Exit()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Op is one iteration of open1's loop on the worker's task: open its file
+// O_RDWR and close it.
+func (w *Worker) Op() error {
+	fd, err := w.p.Open(w.t, w.path, vfs.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return w.p.Close(w.t, fd)
+}
+
+// Exit ends the worker's process; its task is the caller's to end.
+func (w *Worker) Exit() { w.p.Exit(w.t) }
 
 // Bench is a machine set up for open1.
 type Bench struct {
@@ -65,7 +133,7 @@ type Bench struct {
 	// lockref count as lockref_rmw_watched.
 	Dir     *dcache.Dentry[vfs.Inode]
 	setup   *kernel.Task
-	workers []*worker
+	workers []*Worker
 }
 
 // Setup builds the machine: a memfs root with the variant selected, /tmp
@@ -86,17 +154,15 @@ func Setup(cfg Config) (*Bench, error) {
 		return nil, err
 	}
 	defer p.Exit(st)
-	if err := p.Mkdir(st, "/tmp", 0o1777); err != nil {
-		return nil, err
-	}
+	var key []byte
 	if cfg.Encrypted {
-		raw := make([]byte, 64)
-		for i := range raw {
-			raw[i] = byte(i + 1)
+		key = make([]byte, 64)
+		for i := range key {
+			key[i] = byte(i + 1)
 		}
-		if _, err := p.EncryptDir(st, "/tmp", raw, 0, 0); err != nil {
-			return nil, err
-		}
+	}
+	if err := MakeDir(st, p, key); err != nil {
+		return nil, err
 	}
 	b := &Bench{Cfg: cfg, K: k, Sys: sys, setup: st}
 	for i := 0; i < cfg.Tasks; i++ {
@@ -104,20 +170,15 @@ func Setup(cfg Config) (*Bench, error) {
 		if cfg.Counting {
 			t.EnableCounting()
 		}
-		w := &worker{t: t, p: sys.NewProc(t, nil), path: fmt.Sprintf("/tmp/willitscale.%06d", i)}
-		fd, err := w.p.Open(t, w.path, vfs.O_CREAT|vfs.O_RDWR|vfs.O_EXCL, 0o600)
+		w, err := NewWorker(t, sys, i)
 		if err != nil {
-			return nil, err
-		}
-		if err := w.p.Close(t, fd); err != nil {
 			return nil, err
 		}
 		b.workers = append(b.workers, w)
 	}
-	if b.Dir, err = p.LookupDentry(st, "/tmp", true); err != nil {
+	if b.Dir, err = WatchDir(st, p); err != nil {
 		return nil, err
 	}
-	b.Dir.Watch(true)
 	// Warm every task's path once, then forget what setup counted.
 	for i := range b.workers {
 		if err := b.Op(i); err != nil {
@@ -129,14 +190,7 @@ func Setup(cfg Config) (*Bench, error) {
 }
 
 // Op is one iteration of task i: open its file O_RDWR and close it.
-func (b *Bench) Op(i int) error {
-	w := b.workers[i]
-	fd, err := w.p.Open(w.t, w.path, vfs.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	return w.p.Close(w.t, fd)
-}
+func (b *Bench) Op(i int) error { return b.workers[i].Op() }
 
 // Result is what a Run measured.
 type Result struct {
@@ -192,10 +246,9 @@ func (b *Bench) Run(n int) (Result, error) {
 // Close ends the tasks and processes.
 func (b *Bench) Close() {
 	for _, w := range b.workers {
-		w.p.Exit(w.t)
+		w.Exit()
 		w.t.Exit()
 	}
-	b.Dir.Watch(false)
-	dcache.Dput(b.setup, b.Dir)
+	UnwatchDir(b.setup, b.Dir)
 	b.setup.Exit()
 }
