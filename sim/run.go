@@ -225,7 +225,10 @@ func runThreads(cfg Config, w *Workload, params map[string]string, variants []st
 	}
 	ops := cfg.Ops
 	if ops <= 0 {
-		ops = calibrate(syss[0], cfg.RunTime)
+		var err error
+		if ops, err = calibrate(syss[0], cfg.RunTime); err != nil {
+			return nil, fmt.Errorf("%s %s T=%d: %w", w.Name, variants[0], nt, err)
+		}
 	}
 	ms := make([]*Measurement, len(variants))
 	for i, v := range variants {
@@ -244,6 +247,9 @@ func runThreads(cfg Config, w *Workload, params map[string]string, variants []st
 				if _, isBug := kernel.AsBug(err); !isBug {
 					return nil, fmt.Errorf("%s %s T=%d: %w", w.Name, variants[i], nt, err)
 				}
+			}
+			if err := s.reset(); err != nil {
+				return nil, fmt.Errorf("%s %s T=%d: reset: %w", w.Name, variants[i], nt, err)
 			}
 			total := float64(ops * nt)
 			m := ms[i]
@@ -279,15 +285,26 @@ func rep(cfg Config, w *Workload) string {
 	return "variant"
 }
 
+// reset calls the instance's Reset between timed runs, if it has one.
+func (s *system) reset() error {
+	if r, ok := s.inst.(Resetter); ok {
+		return r.Reset()
+	}
+	return nil
+}
+
 // calibrate finds an operation count per worker that makes a timed run last
-// about target, as testing.B does.
-func calibrate(s *system, target time.Duration) int {
+// about target, as testing.B does. Only a failing Reset is an error.
+func calibrate(s *system, target time.Duration) (int, error) {
 	n, done := 1, 0
 	for {
 		d, _ := s.timed(n, done)
 		done += n
+		if err := s.reset(); err != nil {
+			return 0, fmt.Errorf("reset: %w", err)
+		}
 		if d >= target || n >= 1<<30 {
-			return n
+			return n, nil
 		}
 		// Aim 20% past the target, growing at most 100x per step.
 		next := n * 100

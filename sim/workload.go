@@ -74,6 +74,18 @@ type Instance interface {
 	Close() error
 }
 
+// Resetter is implemented by instances whose operations leave state behind
+// that later operations do not need (the files of the create workload's
+// runs). The runner calls Reset between timed runs, when no operation is
+// running and outside the timed region (after a timed or calibration run
+// has been measured, before the next one starts), so that a comparison
+// holds one timed run's state at a time instead of every run's. The
+// counting run is not reset.
+type Resetter interface {
+	// Reset releases what the operations run so far left behind.
+	Reset() error
+}
+
 var workloads = map[string]*Workload{}
 
 // Register adds w to the workload table; it is called from package-level

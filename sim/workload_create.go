@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/vfslab/vfslab/dcache"
+	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
@@ -157,6 +158,9 @@ type createInst struct {
 	n     int
 	procs []*vfs.Proc
 	tasks []*kernel.Task
+	// made holds, per worker, the directories its operations made since
+	// the last Reset (each worker appends to its own).
+	made [][]string
 }
 
 func setupCreate(env *Env) (Instance, error) {
@@ -183,6 +187,9 @@ func (in *createInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
 	p := in.ds.sys.NewProc(t, nil)
 	in.procs = append(in.procs, p)
 	in.tasks = append(in.tasks, t)
+	for len(in.made) <= w {
+		in.made = append(in.made, nil)
+	}
 	buf := make([]byte, 4096)
 	paths := make([]string, in.n)
 	for j := range paths {
@@ -198,6 +205,7 @@ func (in *createInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
 		if err := p.Mkdir(t, dir, 0o755); err != nil {
 			return err
 		}
+		in.made[w] = append(in.made[w], dir)
 		if err := p.Chdir(t, dir); err != nil {
 			return err
 		}
@@ -216,6 +224,28 @@ func (in *createInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
 		}
 		return nil
 	}, nil
+}
+
+// Reset implements Resetter: the setup process empties and removes the
+// directories the operations made since the last Reset (a worker's
+// process may still be in its last one, which rmdir allows), so that the
+// files of one timed run at a time are kept, not those of every run.
+func (in *createInst) Reset() error {
+	t, p := in.ds.setup, in.ds.p
+	for w, dirs := range in.made {
+		for _, dir := range dirs {
+			for j := 0; j < in.n; j++ {
+				if err := p.Unlink(t, dir+"/"+strconv.Itoa(j)); err != nil && err != errno.ENOENT {
+					return fmt.Errorf("unlink %s/%d: %w", dir, j, err)
+				}
+			}
+			if err := p.Rmdir(t, dir); err != nil {
+				return fmt.Errorf("rmdir %s: %w", dir, err)
+			}
+		}
+		in.made[w] = dirs[:0]
+	}
+	return nil
 }
 
 // BytesPerOp is the data one run writes.
