@@ -22,9 +22,11 @@
 // the fscrypt hooks where ext4 does (fscrypt_prepare_lookup,
 // fscrypt_prepare_new_inode and fscrypt_set_context, fscrypt_prepare_link,
 // fscrypt_prepare_rename, fscrypt_prepare_symlink and
-// fscrypt_encrypt_symlink, fscrypt_file_open from ext4_file_open), and file
-// contents are encrypted per data unit through fscrypt's page-cache
-// helpers. The encryption context is the encryption xattr (index 9, name
+// fscrypt_encrypt_symlink, fscrypt_file_open from ext4_file_open). File
+// contents go through the VFS's generic page paths (vfs.FilemapRead,
+// vfs.GenericFileWriteIter, vfs.TruncateSetsize over vfs.BlockAops, given
+// ext4's block map), which encrypt them per data unit through fscrypt's
+// page-cache helpers. The encryption context is the encryption xattr (index 9, name
 // "c"); the root cannot be encrypted. Casefolding is set per empty directory
 // with FS_IOC_SETFLAGS (FS_CASEFOLD_FL) on a filesystem made with the
 // casefold feature (Options.Casefold).

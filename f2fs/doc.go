@@ -22,9 +22,11 @@
 // f2fs does: fscrypt_prepare_lookup from ->lookup, fscrypt_prepare_new_inode
 // and fscrypt_set_context when an inode is made, fscrypt_prepare_link,
 // fscrypt_prepare_rename and fscrypt_prepare_symlink from those operations,
-// fscrypt_file_open from ->open (seed 004's function), and file contents
-// are encrypted per data unit through fscrypt's page-cache helpers. The
-// encryption context is the encryption xattr (index 9, name "c"). Casefolding
+// fscrypt_file_open from ->open (seed 004's function). File contents go
+// through the VFS's generic page paths (vfs.FilemapRead,
+// vfs.GenericFileWriteIter, vfs.TruncateSetsize over vfs.BlockAops, given
+// f2fs's block map), which encrypt them per data unit through fscrypt's
+// page-cache helpers. The encryption context is the encryption xattr (index 9, name "c"). Casefolding
 // is set per empty directory with FS_IOC_SETFLAGS (FS_CASEFOLD_FL) on a
 // filesystem made with the casefold feature (Options.Casefold).
 package f2fs

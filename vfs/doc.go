@@ -1,5 +1,6 @@
 // Package vfs models the Linux VFS (fs/namei.c, fs/open.c,
-// fs/read_write.c, fs/readdir.c, fs/ioctl.c, fs/inode.c, include/linux/fs.h):
+// fs/read_write.c, fs/readdir.c, fs/ioctl.c, fs/inode.c, fs/libfs.c,
+// fs/xattr.c, fs/buffer.c, mm/filemap.c, include/linux/fs.h):
 // inodes, superblocks, open files, mounts, processes with their descriptor
 // tables, the path walk in RCU and ref modes, and the syscall surface, on
 // top of package dcache's dentries (Dentry is dcache.Dentry[Inode]) and
@@ -87,6 +88,20 @@
 //     fscrypt.PrepareNewInode and fscrypt.SetContext, and UnlockedIoctl
 //     FscryptIoctl for the fscrypt ioctls.
 //
+// The shared helpers are the kernel's: a regular file's data is an
+// AddressSpace whose AddressSpaceOperations the filesystem supplies, and
+// its ReadIter, WriteIter and size changes are FilemapRead,
+// GenericFileWriteIter and TruncateSetsize (mm/filemap.c). A filesystem
+// whose pages live in device blocks gives only its block map (BlockMapper,
+// get_block_t) and uses BlockAops, which reads and writes BlockDevice
+// blocks with fscrypt's contents encryption where the kernel calls it
+// (fscrypt_decrypt_pagecache_blocks on read, a bounce page from
+// fscrypt_encrypt_pagecache_blocks on writeback). Besides them:
+// DSpliceAlias for ->lookup, IoctlFlags (FS_IOC_GETFLAGS/SETFLAGS),
+// SimpleXattrs, FsUmodeToFtype, the fscrypt_name view of the directory
+// code (CryptName, NameCrypt, FscryptNames), LoadEncoding for fill_super
+// and Boot.
+//
 // # The path walk
 //
 // Every lookup first runs in RCU mode (LOOKUP_RCU, as path_lookupat and
@@ -108,7 +123,8 @@
 // Permissions beyond the file type (processes may do what the file type
 // allows), d_alloc_parallel (lookups in one directory are serialised by
 // its i_rwsem taken exclusive, as before Linux 4.7), O_PATH and O_TMPFILE
-// (EOPNOTSUPP), umount, chroot, the page cache (filesystems read and write
-// their own blocks), timestamps and ownership changes, and mount
-// reference counts.
+// (EOPNOTSUPP), umount, chroot, the page cache (the generic paths ask the
+// filesystem for a page each time one is read, and write it back as soon
+// as it changes), timestamps and ownership changes, and mount reference
+// counts.
 package vfs
