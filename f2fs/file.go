@@ -82,7 +82,7 @@ func (o *fileFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg
 
 // dirFileOps are a directory's file operations (f2fs_dir_operations).
 type dirFileOps struct {
-	vfs.NoFileOps
+	vfs.DirFileOps
 	fs *FS
 }
 
@@ -93,11 +93,6 @@ func (o *dirFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
 		return errno.EIO
 	}
 	return nil
-}
-
-// ReadIter is generic_read_dir: EISDIR.
-func (o *dirFileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
-	return 0, errno.EISDIR
 }
 
 // Llseek is generic_file_llseek_size over the directory's positions

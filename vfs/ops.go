@@ -177,3 +177,13 @@ func (NoFileOps) IterateShared(t *kernel.Task, f *File, ctx *DirContext) error {
 func (NoFileOps) UnlockedIoctl(t *kernel.Task, f *File, cmd uint32, arg any) (int, error) {
 	return 0, errno.ENOTTY
 }
+
+// DirFileOps are NoFileOps for a directory: ->read_iter is generic_read_dir
+// (fs/libfs.c), EISDIR, as every filesystem's directory file operations
+// have it. Embed it in a filesystem's directory file operations.
+type DirFileOps struct{ NoFileOps }
+
+// ReadIter is generic_read_dir: EISDIR.
+func (DirFileOps) ReadIter(t *kernel.Task, f *File, buf []byte, pos *int64) (int, error) {
+	return 0, errno.EISDIR
+}

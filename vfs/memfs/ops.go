@@ -332,7 +332,7 @@ func (fs *FS) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, erro
 
 // dirFileOps are a directory's file operations.
 type dirFileOps struct {
-	vfs.NoFileOps
+	vfs.DirFileOps
 	fs *FS
 }
 
@@ -343,11 +343,6 @@ func (o dirFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
 		return errno.EIO
 	}
 	return nil
-}
-
-// ReadIter is generic_read_dir: EISDIR.
-func (o dirFileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
-	return 0, errno.EISDIR
 }
 
 // Llseek is dcache_dir_lseek: SEEK_SET and SEEK_CUR to a non-negative
