@@ -354,6 +354,7 @@ func (dir *Inode) isDxInternalNode(lblk uint32, b []byte) bool {
 // turn from the last block where a name was found. It returns nil and no
 // error when the name is absent.
 func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error) {
+	defer t.Trace("__ext4_find_entry")()
 	t.Inc(EvFindEntry)
 	var st lookupStats
 	defer st.flush(t)
@@ -868,6 +869,7 @@ func validateStrictName(dir *Inode, name []byte) bool {
 // on, or appending a block. Errors: EEXIST, EINVAL (strict encoding),
 // ENOSPC, ENAMETOOLONG, EFSCORRUPTED, EFSBADCRC, ENOMEM and fscrypt's.
 func AddEntry(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
+	defer t.Trace("ext4_add_entry")()
 	if !validateStrictName(dir, name) {
 		return errno.EINVAL
 	}

@@ -260,6 +260,7 @@ func shouldFallbackToLinear(dir *Inode) bool {
 // thread a decrypted_name_prealloc through the search and free it at the
 // end.
 func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error) {
+	defer t.Trace("__f2fs_find_entry")()
 	t.Inc(EvFindEntry)
 	var st lookupStats
 	defer st.flush(t)
@@ -472,6 +473,7 @@ func AddDentry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error 
 // EEXIST, ENOSPC, ENAMETOOLONG, EINVAL (strict encoding), EFSCORRUPTED,
 // ENOMEM and fscrypt's.
 func AddLink(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
+	defer t.Trace("f2fs_do_add_link")()
 	f, err := SetupFilename(t, dir, name, false)
 	if err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/ext4"
+	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
@@ -27,8 +29,9 @@ func init() {
 
 const traceUsage = `Usage: vfslab trace [flags] SYSCALL [ARGS...]
 
-Runs one syscall on a small machine whose root is memfs (an in-memory
-filesystem that supports fscrypt the way ext4 does) with an ftrace-style
+Runs one syscall on a small machine whose root filesystem is memfs (an
+in-memory filesystem that supports fscrypt the way ext4 does), ext4 or f2fs
+(--fs; their directories are byte-exact blocks), with an ftrace-style
 function_graph tracer attached to the calling task, and prints the trace:
 the syscall entry, the path walk, the VFS and filesystem operations, the
 fscrypt hooks and entry points, and the Crypto API calls, nested as they
@@ -60,6 +63,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	patches := fs.String("patches", "", "patch variants as id=variant,... (e.g. fscrypt-file-open=v2)")
+	fsType := fs.String("fs", "memfs", "root filesystem: memfs, ext4 or f2fs")
 	cold := fs.Bool("cold", false, "drop the unused dentries first, so that the walk asks the filesystem (->lookup)")
 	nokey := fs.Bool("nokey", false, "remove /secret's key first (names become no-key names)")
 	times := fs.Bool("times", true, "print each function's duration")
@@ -83,7 +87,12 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	m, err := newTraceMachine(set, *nokey)
+	boot, ok := traceBoots[*fsType]
+	if !ok {
+		fmt.Fprintf(stderr, "vfslab trace: unknown filesystem %q; valid: memfs, ext4, f2fs\n", *fsType)
+		return 2
+	}
+	m, err := newTraceMachine(set, *nokey, boot)
 	if err != nil {
 		fmt.Fprintln(stderr, "vfslab trace: setting up the machine:", err)
 		return 1
@@ -131,10 +140,17 @@ type traceMachine struct {
 	p   *vfs.Proc
 }
 
-func newTraceMachine(set patch.Set, nokey bool) (*traceMachine, error) {
+// traceBoots make the machine's root filesystem, with default options.
+var traceBoots = map[string]func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error){
+	"memfs": func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return memfs.Boot(t, cfg, nil) },
+	"ext4":  func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return ext4.Boot(t, cfg, nil) },
+	"f2fs":  func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return f2fs.Boot(t, cfg, nil) },
+}
+
+func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error)) (*traceMachine, error) {
 	k := kernel.New()
 	t := k.NewTask("vfslab-trace")
-	sys, p, err := memfs.Boot(t, vfs.Config{Patches: set}, nil)
+	sys, p, err := boot(t, vfs.Config{Patches: set})
 	if err != nil {
 		return nil, err
 	}

@@ -76,3 +76,23 @@ func TestTraceUsage(t *testing.T) {
 		t.Errorf("--help: exit %d", rc)
 	}
 }
+
+// TestTraceOnDiskFilesystems runs a cold lookup in the encrypted directory
+// on ext4 and f2fs: the filesystem's ->lookup, the fscrypt hook that turns
+// the name into its ciphertext, and the directory search.
+func TestTraceOnDiskFilesystems(t *testing.T) {
+	for fs, find := range map[string]string{"ext4": "__ext4_find_entry", "f2fs": "__f2fs_find_entry"} {
+		out, errs, rc := trace(t, "--fs", fs, "--cold", "--times=false", "open", "/secret/note")
+		if rc != 0 {
+			t.Fatalf("%s: exit %d: %s", fs, rc, errs)
+		}
+		for _, want := range []string{fs + "_lookup() {", "fscrypt_prepare_lookup() {", "fscrypt_fname_encrypt();", find + "();", fs + "_file_open() {", `open("/secret/note", O_RDONLY) = 0`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s trace lacks %q:\n%s", fs, want, out)
+			}
+		}
+	}
+	if _, errs, rc := trace(t, "--fs", "xfs", "stat", "/"); rc != 2 || !strings.Contains(errs, "valid: memfs, ext4, f2fs") {
+		t.Fatalf("unknown fs: rc=%d %s", rc, errs)
+	}
+}
