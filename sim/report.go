@@ -200,10 +200,10 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			mbs := ""
 			if len(m.MBPerSec) > 0 {
-				mbs = num(st.MBPerSec.Median)
+				mbs = FormatNum(st.MBPerSec.Median)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%.2f\t\n",
-				m.Variant, num(st.NsPerOp.Median), pct(st.NsPerOp), num(st.OpsPerSec.Median), mbs,
+				m.Variant, FormatNum(st.NsPerOp.Median), pct(st.NsPerOp), FormatNum(st.OpsPerSec.Median), mbs,
 				vs, p, st.AllocsPerOp.Median, st.BytesPerOp.Median, m.Kmallocs)
 		}
 		tw.Flush()
@@ -229,7 +229,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			for _, n := range ns {
 				fmt.Fprintf(tw, "%s\t", n)
 				for _, m := range g.Measurements {
-					fmt.Fprintf(tw, "%s\t", num(m.Events[n]))
+					fmt.Fprintf(tw, "%s\t", FormatNum(m.Events[n]))
 				}
 				fmt.Fprintln(tw)
 			}
@@ -264,8 +264,9 @@ func dedupe(s []string) []string {
 	return out
 }
 
-// num formats v with 4 significant digits and an SI suffix for big values.
-func num(v float64) string {
+// FormatNum formats v for a report: 3 significant digits with an SI suffix
+// (k, M, G) from 10000 up, whole numbers from 100 up.
+func FormatNum(v float64) string {
 	switch a := math.Abs(v); {
 	case a == 0:
 		return "0"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -41,14 +42,14 @@ type headline struct {
 var headlines = []headline{
 	{
 		patch: "fscrypt-fname-onstack", workload: "create",
-		params:  map[string]string{"n": "500"},
+		params:  map[string]string{"n": "1000"},
 		metric:  "ops/s",
 		compare: []string{"v2", "upstream"}, seedRatio: []float64{15.05 / 7.99, math.NaN()},
 		seed: "2000 creates, casefolded+encrypted f2fs, Snapdragon 8s Gen4 6.6 userdebug: 15.05 s -> 7.99 s (mean of 3)",
 	},
 	{
 		patch: "f2fs-lookup-prealloc", workload: "create",
-		params:  map[string]string{"n": "500"},
+		params:  map[string]string{"n": "1000"},
 		metric:  "ops/s",
 		compare: []string{"v2", "v4"}, seedRatio: []float64{15.05 / 8.16, math.NaN()},
 		seed: "2000 creates, casefolded+encrypted f2fs, Snapdragon 8s Gen4 6.16 userdebug: 15.05 s -> 8.16 s (mean of 3)",
@@ -91,6 +92,7 @@ type reportRow struct {
 	SeedRatio *float64 `json:"seed_ratio,omitempty"`
 	Seed      string   `json:"seed"`
 	Kmallocs  float64  `json:"kmallocs_per_op"`
+	Params    string   `json:"params,omitempty"`
 	Bugs      int      `json:"bugs,omitempty"`
 }
 
@@ -159,7 +161,7 @@ Flags:
 			for _, m := range g.Measurements[1:] {
 				st := m.Stats(base)
 				row := reportRow{Patch: h.patch, Workload: h.workload, Threads: g.Threads, Variant: m.Variant,
-					Metric: h.metric, Seed: h.seed, Kmallocs: m.Kmallocs, Bugs: len(m.Bugs)}
+					Metric: h.metric, Seed: h.seed, Kmallocs: m.Kmallocs, Bugs: len(m.Bugs), Params: paramString(rep.Params)}
 				if h.metric == "MB/s" {
 					row.Base, row.Value = bst.MBPerSec.Median, st.MBPerSec.Median
 				} else {
@@ -223,7 +225,7 @@ func writeReport(w io.Writer, rows []reportRow, slubDebug bool) {
 			note = fmt.Sprintf(" (%d BUG reports)", r.Bugs)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s %s\t%s\tx%.2f\t%.3f\t%s\t%.2f%s\t\n", name, r.Workload, r.Threads, r.Variant,
-			num(r.Base), r.Metric, num(r.Value), r.Ratio, r.P, seed, r.Kmallocs, note)
+			sim.FormatNum(r.Base), r.Metric, sim.FormatNum(r.Value), r.Ratio, r.P, seed, r.Kmallocs, note)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -231,21 +233,17 @@ func writeReport(w io.Writer, rows []reportRow, slubDebug bool) {
 	for _, r := range rows {
 		if !seen[r.Patch] {
 			seen[r.Patch] = true
-			fmt.Fprintf(w, "%s: %s\n", r.Patch, r.Seed)
+			fmt.Fprintf(w, "%s: here %s (%s); seed: %s\n", r.Patch, r.Workload, r.Params, r.Seed)
 		}
 	}
 }
 
-// num formats v with 3 significant digits and an SI suffix.
-func num(v float64) string {
-	switch a := math.Abs(v); {
-	case a >= 1e9:
-		return fmt.Sprintf("%.3gG", v/1e9)
-	case a >= 1e6:
-		return fmt.Sprintf("%.3gM", v/1e6)
-	case a >= 1e4:
-		return fmt.Sprintf("%.3gk", v/1e3)
-	default:
-		return fmt.Sprintf("%.3g", v)
+// paramString renders workload parameters as sorted "k=v" pairs.
+func paramString(p map[string]string) string {
+	var kv []string
+	for k, v := range p {
+		kv = append(kv, k+"="+v)
 	}
+	sort.Strings(kv)
+	return strings.Join(kv, " ")
 }
