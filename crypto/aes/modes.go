@@ -101,23 +101,36 @@ func xtsDecryptBlocks(c *Ctx, dst, src []byte, t *[BlockSize]byte, asm bool) {
 	xtsDecryptGeneric(c, dst, src, t)
 }
 
-// ECB is the context of the "ecb-aes-aesni" skcipher (ecb(aes); the generic
-// equivalent is the crypto/ecb.c template over aes-generic): every 16-byte
-// block is encrypted independently. The zero value holds no key.
-type ECB struct {
+// keyedCtx is the key state the single-key mode tfms (ECB, CBC, CTSCBC)
+// share: the expanded key, and whether the last setkey succeeded (the
+// kernel clears CRYPTO_TFM_NEED_KEY only then).
+type keyedCtx struct {
 	ctx   Ctx
 	keyed bool
 }
 
 // SetKey expands key (16, 24 or 32 bytes; EINVAL otherwise). After a failed
 // SetKey the tfm holds no key, as the kernel sets CRYPTO_TFM_NEED_KEY again.
-func (e *ECB) SetKey(key []byte) error {
-	e.keyed = false
-	if err := ExpandKey(&e.ctx, key); err != nil {
+func (k *keyedCtx) SetKey(key []byte) error {
+	k.keyed = false
+	if err := ExpandKey(&k.ctx, key); err != nil {
 		return err
 	}
-	e.keyed = true
+	k.keyed = true
 	return nil
+}
+
+// Wipe zeroes the expanded key (the tfm's exit); the tfm then holds no key.
+func (k *keyedCtx) Wipe() {
+	k.ctx.Wipe()
+	k.keyed = false
+}
+
+// ECB is the context of the "ecb-aes-aesni" skcipher (ecb(aes); the generic
+// equivalent is the crypto/ecb.c template over aes-generic): every 16-byte
+// block is encrypted independently. The zero value holds no key.
+type ECB struct {
+	keyedCtx
 }
 
 // Encrypt encrypts src into dst[:len(src)]. len(src) must be a multiple of
@@ -149,12 +162,6 @@ func (e *ECB) crypt(dst, src []byte, decrypt, asm bool) error {
 	return nil
 }
 
-// Wipe zeroes the expanded key (the tfm's exit); the ECB then holds no key.
-func (e *ECB) Wipe() {
-	e.ctx.Wipe()
-	e.keyed = false
-}
-
 // CBC is the context of the "cbc-aes-aesni" skcipher (cbc(aes), generic
 // template crypto/cbc.c). The zero value holds no key.
 //
@@ -162,19 +169,7 @@ func (e *ECB) Wipe() {
 // after Encrypt or Decrypt it holds the last ciphertext block of the
 // request, so that consecutive requests chain like one long request.
 type CBC struct {
-	ctx   Ctx
-	keyed bool
-}
-
-// SetKey expands key (16, 24 or 32 bytes; EINVAL otherwise). After a failed
-// SetKey the tfm holds no key.
-func (c *CBC) SetKey(key []byte) error {
-	c.keyed = false
-	if err := ExpandKey(&c.ctx, key); err != nil {
-		return err
-	}
-	c.keyed = true
-	return nil
+	keyedCtx
 }
 
 // Encrypt CBC-encrypts src into dst[:len(src)] starting from *iv and leaves
@@ -210,12 +205,6 @@ func (c *CBC) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt, asm bool) err
 	return nil
 }
 
-// Wipe zeroes the expanded key; the CBC then holds no key.
-func (c *CBC) Wipe() {
-	c.ctx.Wipe()
-	c.keyed = false
-}
-
 // CTSCBC is the context of cts(cbc(aes)) ("cts-cbc-aes-aesni"; generic
 // template crypto/cts.c), the mode fscrypt uses for filenames. It is CBC
 // with ciphertext stealing in the CS3 convention of RFC 3962 and NIST
@@ -230,19 +219,7 @@ func (c *CBC) Wipe() {
 // ciphertext (for n == 16, the one ciphertext block). fscrypt does not use
 // it; the RFC 3962 vectors list it as the "next IV".
 type CTSCBC struct {
-	ctx   Ctx
-	keyed bool
-}
-
-// SetKey expands key (16, 24 or 32 bytes; EINVAL otherwise). After a failed
-// SetKey the tfm holds no key.
-func (c *CTSCBC) SetKey(key []byte) error {
-	c.keyed = false
-	if err := ExpandKey(&c.ctx, key); err != nil {
-		return err
-	}
-	c.keyed = true
-	return nil
+	keyedCtx
 }
 
 // Encrypt encrypts src (at least 16 bytes, EINVAL otherwise) into
@@ -283,12 +260,6 @@ func (c *CTSCBC) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt, asm bool) 
 		ctsEncrypt(&c.ctx, dst, src, iv, asm)
 	}
 	return nil
-}
-
-// Wipe zeroes the expanded key; the CTSCBC then holds no key.
-func (c *CTSCBC) Wipe() {
-	c.ctx.Wipe()
-	c.keyed = false
 }
 
 // ctsEncrypt handles n = len(src) > 16. With k = ceil(n/16)-2 whole blocks
