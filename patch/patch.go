@@ -129,12 +129,17 @@ func All() []*Patch {
 	return out
 }
 
-func ids() string {
+// Find returns the patch registered under id, or an error that lists the
+// valid IDs, for command-line input.
+func Find(id string) (*Patch, error) {
+	if p, ok := Lookup(id); ok {
+		return p, nil
+	}
 	var s []string
 	for _, p := range All() {
 		s = append(s, p.ID)
 	}
-	return strings.Join(s, ", ")
+	return nil, fmt.Errorf("unknown patch %q; valid: %s", id, strings.Join(s, ", "))
 }
 
 // Set chooses one variant of every patch. The zero value selects every
@@ -197,15 +202,14 @@ func Parse(text string) (Set, error) {
 		if !ok || id == "" || name == "" {
 			return s, fmt.Errorf("bad patch selection %q: want id=variant", item)
 		}
-		p, ok := Lookup(id)
-		if !ok {
-			return s, fmt.Errorf("unknown patch %q; valid: %s", id, ids())
+		p, err := Find(id)
+		if err != nil {
+			return s, err
 		}
 		if seen[id] {
 			return s, fmt.Errorf("patch %s selected twice", id)
 		}
 		seen[id] = true
-		var err error
 		if s, err = s.With(p, name); err != nil {
 			return s, err
 		}

@@ -117,13 +117,9 @@ Flags:
 	}
 	cfg := sim.Config{Workload: w, Ops: *ops, RunTime: *runtime, Count: *count, Seed: *seed, Params: params, SlubDebug: *slubDebug}
 	if *patchID != "" {
-		p, ok := patch.Lookup(*patchID)
-		if !ok {
-			var ids []string
-			for _, p := range patch.All() {
-				ids = append(ids, p.ID)
-			}
-			fmt.Fprintf(stderr, "vfslab ab: unknown patch %q; valid: %s\n", *patchID, strings.Join(ids, ", "))
+		p, err := patch.Find(*patchID)
+		if err != nil {
+			fmt.Fprintln(stderr, "vfslab ab:", err)
 			return 2
 		}
 		cfg.Patch = p
