@@ -57,17 +57,10 @@ func caseFS(tb testing.TB, t *kernel.Task, c *fstest.Case, set patch.Set) (*fste
 // descriptor (v1), and returns both names.
 func addKey(tb testing.TB, t *kernel.Task, sb fscrypt.SuperBlock, version int, key []byte) (id [16]byte, desc [8]byte) {
 	tb.Helper()
-	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(key)), Raw: key}
-	if version == 1 {
-		desc = fscrypt.KeyDescriptor(key)
-		arg.KeySpec = fscrypt.DescriptorSpec(desc)
-	} else {
-		arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
-	}
-	if err := fscrypt.IoctlAddKey(t, fscrypt.RootCred, sb, arg); err != nil {
+	id, desc, err := fstest.AddKey(t, sb, version, key)
+	if err != nil {
 		tb.Fatalf("add key: %v", err)
 	}
-	copy(id[:], arg.KeySpec.U[:16])
 	return id, desc
 }
 
@@ -75,16 +68,9 @@ func addKey(tb testing.TB, t *kernel.Task, sb fscrypt.SuperBlock, version int, k
 // up its key.
 func encryptedInode(tb testing.TB, t *kernel.Task, sb *fstest.SB, p fscrypt.Policy, nonce []byte, ino uint64, mode uint32, blockBits uint8) *fstest.Inode {
 	tb.Helper()
-	i := sb.NewInode(ino, mode)
-	i.BlockBits = blockBits
-	ctx := fscrypt.Context{Policy: p}
-	copy(ctx.Nonce[:], nonce)
-	i.SetRawContext(ctx.Marshal())
-	if err := fscrypt.GetEncryptionInfo(t, i, false); err != nil {
-		tb.Fatalf("GetEncryptionInfo(%s): %v", p.String(), err)
-	}
-	if !fscrypt.HasEncryptionKey(i) {
-		tb.Fatalf("no key set up for %s", p.String())
+	i, err := sb.NewEncryptedInode(t, p, nonce, ino, mode, blockBits)
+	if err != nil {
+		tb.Fatalf("no key set up: %v", err)
 	}
 	return i
 }

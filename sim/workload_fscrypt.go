@@ -7,7 +7,6 @@ import (
 
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/crypto"
-	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
 	"github.com/vfslab/vfslab/kernel"
@@ -51,34 +50,21 @@ var (
 // fscryptFS is an fstest superblock with a v2 master key added.
 func fscryptFS(t *kernel.Task, api *crypto.API, set patch.Set) (*fstest.SB, [16]byte, error) {
 	sb := fstest.NewSB(api, set)
-	master := fstest.PlaintextStream("vfslab sim master key", 64)
-	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(master)), Raw: master}
-	arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
-	if err := fscrypt.IoctlAddKey(t, fscrypt.RootCred, sb, arg); err != nil {
-		return nil, [16]byte{}, fmt.Errorf("add key: %w", err)
+	id, _, err := fstest.AddKey(t, sb, 2, fstest.PlaintextStream("vfslab sim master key", 64))
+	if err != nil {
+		return nil, id, fmt.Errorf("add key: %w", err)
 	}
-	var id [16]byte
-	copy(id[:], arg.KeySpec.U[:16])
 	return sb, id, nil
 }
 
-// encryptedInode makes an inode of sb with policy p and the given nonce, and
-// sets up its key.
+// encryptedInode makes an inode of sb with policy p, a nonce counting up
+// from nonce, and its key set up.
 func encryptedInode(t *kernel.Task, sb *fstest.SB, p fscrypt.Policy, nonce byte, ino uint64, mode uint32) (*fstest.Inode, error) {
-	i := sb.NewInode(ino, mode)
-	i.BlockBits = 12
-	ctx := fscrypt.Context{Policy: p}
-	for j := range ctx.Nonce {
-		ctx.Nonce[j] = nonce + byte(j)
+	n := make([]byte, fscrypt.FileNonceSize)
+	for j := range n {
+		n[j] = nonce + byte(j)
 	}
-	i.SetRawContext(ctx.Marshal())
-	if err := fscrypt.GetEncryptionInfo(t, i, false); err != nil {
-		return nil, fmt.Errorf("key setup: %w", err)
-	}
-	if !fscrypt.HasEncryptionKey(i) {
-		return nil, errno.ENOKEY
-	}
-	return i, nil
+	return sb.NewEncryptedInode(t, p, n, ino, mode, 12)
 }
 
 // v2Policy is the policy of Android and most users: AES-256-XTS contents,

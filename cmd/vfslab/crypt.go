@@ -321,17 +321,18 @@ func (c *cryptCmd) env() (*cryptEnv, error) {
 		}
 		copy(e.sb.FSUUID[:], u)
 	}
-	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(key)), Raw: key}
+	version := 2
 	if p.Version == fscrypt.PolicyV1 {
-		p.Descriptor = fscrypt.KeyDescriptor(key)
-		arg.KeySpec = fscrypt.DescriptorSpec(p.Descriptor)
-	} else {
-		arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
+		version = 1
 	}
-	if err := fscrypt.IoctlAddKey(c.t, fscrypt.RootCred, e.sb, arg); err != nil {
+	id, desc, err := fstest.AddKey(c.t, e.sb, version, key)
+	if err != nil {
 		return nil, fmt.Errorf("FS_IOC_ADD_ENCRYPTION_KEY: %w", err)
 	}
-	copy(p.Identifier[:], arg.KeySpec.U[:fscrypt.KeyIdentifierSize])
+	if version == 1 {
+		p.Descriptor = desc
+	}
+	p.Identifier = id
 	return e, nil
 }
 

@@ -350,13 +350,11 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 	}
 	pad := map[int]uint8{4: fscrypt.PolicyFlagsPad4, 8: fscrypt.PolicyFlagsPad8, 16: fscrypt.PolicyFlagsPad16, 32: fscrypt.PolicyFlagsPad32}[c.padding]
 	fsb := fstest.NewSB(crypto.NewAPI(), patch.Set{})
-	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(key)), Raw: key}
-	arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
-	if err := fscrypt.IoctlAddKey(t, fscrypt.RootCred, fsb, arg); err != nil {
+	id, _, err := fstest.AddKey(t, fsb, 2, key)
+	if err != nil {
 		return nil, fmt.Errorf("FS_IOC_ADD_ENCRYPTION_KEY: %w", err)
 	}
-	p := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: uint8(contents), FilenamesMode: uint8(fm.Num), Flags: pad}
-	copy(p.Identifier[:], arg.KeySpec.U[:fscrypt.KeyIdentifierSize])
+	p := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: uint8(contents), FilenamesMode: uint8(fm.Num), Flags: pad, Identifier: id}
 	ctx := fscrypt.Context{Policy: p}
 	copy(ctx.Nonce[:], nonce)
 	ino := uint64(12)

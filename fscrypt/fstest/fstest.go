@@ -206,3 +206,39 @@ func (i *Inode) Evict(t *kernel.Task) {
 func (i *Inode) String() string {
 	return fmt.Sprintf("ino=%d mode=%o encrypted=%t", i.ino, i.mode, i.IsEncrypted())
 }
+
+// AddKey adds key to sb as root (FS_IOC_ADD_ENCRYPTION_KEY), by identifier
+// for a v2 key or by its conventional descriptor for v1, and returns both
+// names.
+func AddKey(t *kernel.Task, sb fscrypt.SuperBlock, version int, key []byte) (id [16]byte, desc [8]byte, err error) {
+	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(key)), Raw: key}
+	if version == 1 {
+		desc = fscrypt.KeyDescriptor(key)
+		arg.KeySpec = fscrypt.DescriptorSpec(desc)
+	} else {
+		arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
+	}
+	if err := fscrypt.IoctlAddKey(t, fscrypt.RootCred, sb, arg); err != nil {
+		return id, desc, err
+	}
+	copy(id[:], arg.KeySpec.U[:16])
+	return id, desc, nil
+}
+
+// NewEncryptedInode makes an inode of sb whose stored context is (p, nonce)
+// and sets up its key. Errors: key setup's, and ENOKEY when no key was set
+// up (the master key is absent).
+func (sb *SB) NewEncryptedInode(t *kernel.Task, p fscrypt.Policy, nonce []byte, ino uint64, mode uint32, blockBits uint8) (*Inode, error) {
+	i := sb.NewInode(ino, mode)
+	i.BlockBits = blockBits
+	ctx := fscrypt.Context{Policy: p}
+	copy(ctx.Nonce[:], nonce)
+	i.SetRawContext(ctx.Marshal())
+	if err := fscrypt.GetEncryptionInfo(t, i, false); err != nil {
+		return nil, fmt.Errorf("GetEncryptionInfo(%s): %w", p.String(), err)
+	}
+	if !fscrypt.HasEncryptionKey(i) {
+		return nil, errno.ENOKEY
+	}
+	return i, nil
+}
