@@ -408,21 +408,31 @@ func (fs *FS) syncDirSize(inode *vfs.Inode) {
 	}
 }
 
-// EvictInode implements vfs.SuperOperations (ext4_evict_inode): the blocks
-// of an inode with no links and no references go back to the device, its
-// number to the bitmap.
+// EvictInode implements vfs.SuperOperations (ext4_evict_inode, ext4_clear_inode): an inode
+// with no links left gives its blocks back to the device and its number
+// back; in every case the in-core state goes, its key with
+// fscrypt_put_encryption_info.
 func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	in := infoOf(inode)
-	in.mapping.Lock()
-	fileBlocks{fs}.TruncateBlocks(inode, 0)
-	in.mapping.Unlock()
-	in.xattrs.Free()
-	if in.dir != nil {
-		in.dir.releaseBlocks()
+	if inode.Nlink() == 0 {
+		in.mapping.Lock()
+		fileBlocks{fs}.TruncateBlocks(inode, 0)
+		in.mapping.Unlock()
+		in.xattrs.Free()
+		if in.dir != nil {
+			in.dir.releaseBlocks()
+		}
+		fs.freeIno(in.ino)
+		inodeInfoCache.Free(&t.Ctx)
 	}
-	fs.freeIno(in.ino)
-	inodeInfoCache.Free(&t.Ctx)
+	vfs.ClearInode(inode)
+	fscrypt.PutEncryptionInfo(t, inode)
 }
+
+// DropInode implements vfs.SuperOperations (ext4_drop_inode):
+// generic_drop_inode, or fscrypt_drop_inode once the inode's master key is
+// removed.
+func (fs *FS) DropInode(t *kernel.Task, inode *vfs.Inode) bool { return vfs.GenericDropInode(t, inode) }
 
 // GetContext implements fscrypt.Operations (ext4_get_context): the
 // encryption context xattr.
@@ -470,11 +480,10 @@ func (fs *FS) Has32BitInodes() bool { return true }
 // encrypt in data units smaller than its blocks.
 func (fs *FS) SupportsSubblockDataUnits() bool { return true }
 
-// DropInode implements fscrypt.Operations for a key removal.
-func (fs *FS) DropInode(t *kernel.Task, inode fscrypt.Inode) {
-	i := inode.(*vfs.Inode)
-	vfs.ShrinkDcacheInode(t, i)
-	vfs.EvictIfUnused(t, i)
+// EvictDecryptedInode implements fscrypt.Operations for a key removal
+// (vfs.EvictDecryptedInode).
+func (fs *FS) EvictDecryptedInode(t *kernel.Task, inode fscrypt.Inode) {
+	vfs.EvictDecryptedInode(t, inode.(*vfs.Inode))
 }
 
 // Context returns a copy of an inode's stored fscrypt context (nil if

@@ -95,12 +95,12 @@ type Operations interface {
 	// SupportsSubblockDataUnits is ->supports_subblock_data_units: whether
 	// a v2 policy may set log2_data_unit_size.
 	SupportsSubblockDataUnits() bool
-	// DropInode models what FS_IOC_REMOVE_ENCRYPTION_KEY does to each
+	// EvictDecryptedInode models what FS_IOC_REMOVE_ENCRYPTION_KEY does to each
 	// inode unlocked by the key (evict_dentries_for_decrypted_inodes):
 	// shrink the inode's unused dentries and iput it, so that an inode
 	// nothing else holds is evicted (the VFS then calls
 	// PutEncryptionInfo). An inode kept busy by an open file stays.
-	DropInode(t *kernel.Task, inode Inode)
+	EvictDecryptedInode(t *kernel.Task, inode Inode)
 }
 
 func isReg(i Inode) bool { return i.Mode()&SIFMT == SIFREG }

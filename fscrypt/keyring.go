@@ -536,7 +536,7 @@ func doRemoveKey(t *kernel.Task, cred *Cred, sb SuperBlock, arg *RemoveKeyArg, a
 // then report EBUSY if some are still in use (check_for_busy_inodes).
 func tryToLockEncryptedFiles(t *kernel.Task, sb SuperBlock, mk *MasterKey) error {
 	for _, inode := range mk.decryptedInodeList() {
-		sb.Cop().DropInode(t, inode)
+		sb.Cop().EvictDecryptedInode(t, inode)
 	}
 	busy := mk.decryptedInodeList()
 	if len(busy) == 0 {

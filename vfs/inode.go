@@ -76,6 +76,22 @@ func NewInode(t *kernel.Task, sb *SuperBlock, ino uint64, mode uint32) (*Inode, 
 	return i, nil
 }
 
+// InodeInit initialises an inode that the filesystem embeds in its own
+// inode (inode_init_always, for the struct inode inside ext4_inode_info or
+// f2fs_inode_info that ->alloc_inode returns): as NewInode, but the
+// caller provides the memory. private is the container, which the
+// filesystem's EXT4_I-like accessor gets back from Private. Errors:
+// ENOMEM.
+func InodeInit(t *kernel.Task, i *Inode, sb *SuperBlock, ino uint64, mode uint32, private any) error {
+	if err := inodeCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
+		return err
+	}
+	i.ino, i.mode, i.sb, i.blkbits, i.Private = ino, mode, sb, sb.blkbits, private
+	i.count.Store(1)
+	i.nlink.Store(1)
+	return nil
+}
+
 // InodeKmemCache returns the kmem cache inodes are accounted to.
 func InodeKmemCache() *kmem.Cache { return inodeCache }
 
@@ -248,12 +264,15 @@ func Igrab(inode *Inode) bool {
 	return true
 }
 
-// Iput drops a reference (iput). When the last one goes, an inode with no
-// links left is evicted (the filesystem's EvictInode frees its data, and
-// fscrypt_put_encryption_info its key); a linked inode whose master key
-// was removed loses its key (fscrypt_drop_inode, then eviction of the
-// in-core state, after which the key is set up again on the next use if
-// it is back).
+// Iput drops a reference (iput). When the last one goes (iput_final), an
+// inode with no links left is evicted: the filesystem's EvictInode frees
+// its data and its key, and the struct inode is freed. A linked inode
+// that the filesystem's DropInode says to drop (its master key was
+// removed: fscrypt_drop_inode) has its in-core state evicted the same
+// way; the kernel would free the struct inode too and read it again on
+// the next lookup, while the model keeps the object, as the filesystems'
+// inode tables stand for the inodes on disk, and the key is set up again
+// on the next use if it is back.
 func Iput(t *kernel.Task, inode *Inode) {
 	if inode == nil {
 		return
@@ -275,43 +294,58 @@ func Iput(t *kernel.Task, inode *Inode) {
 		inode.freeing = true
 		inode.ilock.Unlock()
 		evict(t, inode)
+		inodeCache.Free(&t.Ctx)
 		return
 	}
-	if inode.IsEncrypted() && fscrypt.DropInode(inode) {
-		// The key was removed: forget the in-core key (the kernel frees
-		// the whole inode and reads it again later).
-		fscrypt.PutEncryptionInfo(t, inode)
-		inode.link.Store(nil)
+	if inode.dropInode(t) {
+		evict(t, inode)
 	}
 	inode.ilock.Unlock()
 }
 
-// evict is evict(): the filesystem's ->evict_inode, then the key.
+// dropInode asks the filesystem's ->drop_inode (GenericDropInode without
+// super operations).
+func (inode *Inode) dropInode(t *kernel.Task) bool {
+	if op := inode.sb.op; op != nil {
+		return op.DropInode(t, inode)
+	}
+	return GenericDropInode(t, inode)
+}
+
+// evict is evict(): the filesystem's ->evict_inode, which frees the
+// inode's data when no link is left and its in-core state (the fscrypt
+// key among it) always; without super operations only the key.
 func evict(t *kernel.Task, inode *Inode) {
 	defer t.Trace("evict")()
 	if op := inode.sb.op; op != nil {
 		op.EvictInode(t, inode)
+		return
 	}
 	fscrypt.PutEncryptionInfo(t, inode)
-	inodeCache.Free(&t.Ctx)
 }
 
-// EvictIfUnused drops the in-core key of an inode nothing holds, as the
-// kernel evicts an unused inode from the inode cache (for
-// fscrypt_operations.DropInode after a key removal). It returns false if
-// the inode is in use.
+// EvictIfUnused evicts the in-core state of an inode nothing holds whose
+// filesystem's ->drop_inode says to drop it, as the kernel evicts unused
+// inodes from the inode cache (for fscrypt_operations.DropInode after a
+// key removal: evict_dentries_for_decrypted_inodes, then
+// invalidate_inodes). It returns false if the inode is in use.
 func EvictIfUnused(t *kernel.Task, inode *Inode) bool {
 	inode.ilock.Lock()
 	defer inode.ilock.Unlock()
 	if inode.count.Load() != 0 {
 		return false
 	}
-	if inode.IsEncrypted() && fscrypt.DropInode(inode) {
-		fscrypt.PutEncryptionInfo(t, inode)
-		inode.link.Store(nil)
+	if inode.nlink.Load() != 0 && inode.dropInode(t) {
+		evict(t, inode)
 	}
 	return true
 }
+
+// ClearInode is clear_inode, which a filesystem's ->evict_inode calls
+// once the inode's pages are gone: the in-core state the VFS keeps (the
+// cached symlink body, i_link) is dropped. The filesystem frees its own
+// state and calls fscrypt_put_encryption_info itself.
+func ClearInode(inode *Inode) { inode.link.Store(nil) }
 
 // dentryType is d_flags_for_inode: the DCACHE_*_TYPE of an inode.
 func dentryType(i *Inode) dcache.Flags {

@@ -36,6 +36,19 @@ func ShrinkDcacheInode(t *kernel.Task, inode *Inode) {
 	}
 }
 
+// EvictDecryptedInode is what FS_IOC_REMOVE_ENCRYPTION_KEY does to each
+// inode the removed key unlocked (fs/crypto/keyring.c,
+// evict_dentries_for_decrypted_inodes, then the inode cache's eviction of
+// unused inodes): the inode's unused dentries go, and an inode nothing
+// holds any more has its in-core state (its key) evicted through the
+// filesystem's ->drop_inode and ->evict_inode. An inode kept busy by an
+// open file stays; fscrypt then reports the removal as incomplete. The
+// fscrypt_operations callback of ext4, f2fs and memfs.
+func EvictDecryptedInode(t *kernel.Task, inode *Inode) {
+	ShrinkDcacheInode(t, inode)
+	EvictIfUnused(t, inode)
+}
+
 // DSpliceAlias is d_splice_alias as a filesystem's ->lookup ends with it
 // (fs/dcache.c): dcache.DSpliceAlias, which hashes d with inode (nil for a
 // negative dentry) or moves an existing directory alias to its place;

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 )
 
@@ -71,9 +72,27 @@ type FileOperations interface {
 // SuperOperations is struct super_operations, reduced to what the model
 // calls.
 type SuperOperations interface {
-	// EvictInode is ->evict_inode: free the filesystem's data of an
-	// inode whose last link and last reference are gone.
+	// EvictInode is ->evict_inode, called by evict() when the in-core
+	// inode goes away: with no link left the filesystem frees the inode's
+	// data and number; in every case it frees its in-core state, the
+	// inode's fscrypt key among it (fscrypt_put_encryption_info, which
+	// ext4_clear_inode and f2fs_evict_inode call). The caller holds the
+	// last reference, which nobody can take again.
 	EvictInode(t *kernel.Task, inode *Inode)
+	// DropInode is ->drop_inode, asked by iput_final whether an unused
+	// inode that still has links must be evicted now rather than kept
+	// cached: ext4_drop_inode and f2fs_drop_inode answer
+	// generic_drop_inode(inode) || fscrypt_drop_inode(inode), the second
+	// true once the master key that unlocked the inode is removed.
+	DropInode(t *kernel.Task, inode *Inode) bool
+}
+
+// GenericDropInode is generic_drop_inode for a linked inode, plus
+// fscrypt_drop_inode, the ->drop_inode of ext4, f2fs and memfs. The model
+// keeps no inode hash to unhash, so generic_drop_inode's part (no link
+// left, or unhashed) is iput_final's nlink test.
+func GenericDropInode(t *kernel.Task, inode *Inode) bool {
+	return inode.Nlink() == 0 || fscrypt.DropInode(inode)
 }
 
 // Iattr is struct iattr: the attributes a setattr changes.

@@ -101,9 +101,9 @@ func (sb *SB) Has32BitInodes() bool { return !sb.No32BitInodes }
 // SupportsSubblockDataUnits implements fscrypt.Operations.
 func (sb *SB) SupportsSubblockDataUnits() bool { return !sb.NoSubblock }
 
-// DropInode implements fscrypt.Operations: an inode with no open count is
+// EvictDecryptedInode implements fscrypt.Operations: an inode with no open count is
 // evicted (its key freed with fscrypt.PutEncryptionInfo).
-func (sb *SB) DropInode(t *kernel.Task, inode fscrypt.Inode) {
+func (sb *SB) EvictDecryptedInode(t *kernel.Task, inode fscrypt.Inode) {
 	i := inode.(*Inode)
 	i.mu.Lock()
 	busy := i.Opens > 0

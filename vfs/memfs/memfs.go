@@ -188,20 +188,28 @@ func (fs *FS) newInode(t *kernel.Task, dir *vfs.Inode, mode uint32) (*vfs.Inode,
 	return inode, nil
 }
 
-// EvictInode implements vfs.SuperOperations: free the data of an inode
-// with no links and no references.
+// EvictInode implements vfs.SuperOperations: the data of an inode with
+// no links goes, and in every case its key (fscrypt_put_encryption_info).
 func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
-	in := infoOf(inode)
-	in.mapping.Lock()
-	for _, b := range in.blocks {
-		if b != nil {
-			t.Kfree(siteBlock, b)
+	if inode.Nlink() == 0 {
+		in := infoOf(inode)
+		in.mapping.Lock()
+		for _, b := range in.blocks {
+			if b != nil {
+				t.Kfree(siteBlock, b)
+			}
 		}
+		in.blocks = nil
+		in.mapping.Unlock()
+		infoCache.Free(&t.Ctx)
 	}
-	in.blocks = nil
-	in.mapping.Unlock()
-	infoCache.Free(&t.Ctx)
+	vfs.ClearInode(inode)
+	fscrypt.PutEncryptionInfo(t, inode)
 }
+
+// DropInode implements vfs.SuperOperations: generic_drop_inode, or
+// fscrypt_drop_inode once the inode's master key is removed.
+func (fs *FS) DropInode(t *kernel.Task, inode *vfs.Inode) bool { return vfs.GenericDropInode(t, inode) }
 
 // GetContext implements fscrypt.Operations.
 func (fs *FS) GetContext(t *kernel.Task, inode fscrypt.Inode, buf []byte) (int, error) {
@@ -245,12 +253,10 @@ func (fs *FS) Has32BitInodes() bool { return true }
 // is the block.
 func (fs *FS) SupportsSubblockDataUnits() bool { return false }
 
-// DropInode implements fscrypt.Operations for a key removal: drop the
-// inode's unused dentries and, if nothing uses it any more, its key.
-func (fs *FS) DropInode(t *kernel.Task, inode fscrypt.Inode) {
-	i := inode.(*vfs.Inode)
-	vfs.ShrinkDcacheInode(t, i)
-	vfs.EvictIfUnused(t, i)
+// EvictDecryptedInode implements fscrypt.Operations for a key removal
+// (vfs.EvictDecryptedInode).
+func (fs *FS) EvictDecryptedInode(t *kernel.Task, inode fscrypt.Inode) {
+	vfs.EvictDecryptedInode(t, inode.(*vfs.Inode))
 }
 
 // UnsafeSetContext stores ctx as inode's fscrypt context without any
