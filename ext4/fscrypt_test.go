@@ -7,7 +7,7 @@ import (
 
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 )
@@ -15,10 +15,10 @@ import (
 // fscryptDir returns a directory encrypted by package fscrypt (policy v2,
 // AES-256-XTS / AES-256-CTS, 16-byte padding), casefolded or not, and an
 // inode with the same context on a superblock without the key.
-func fscryptDir(t testing.TB, casefold bool) (*kernel.Task, *Inode, *fstest.Inode) {
+func fscryptDir(t testing.TB, casefold bool) (*kernel.Task, *Inode, *bare.Inode) {
 	t.Helper()
 	tk, dir := newTestDir(t, dirOpts{casefold: casefold})
-	fsb := fstest.NewSB(crypto.NewAPI(), patch.Set{})
+	fsb := bare.NewSB(crypto.NewAPI(), patch.Set{})
 	key := make([]byte, 64)
 	for i := range key {
 		key[i] = byte(i + 1)
@@ -32,8 +32,8 @@ func fscryptDir(t testing.TB, casefold bool) (*kernel.Task, *Inode, *fstest.Inod
 	copy(p.Identifier[:], arg.KeySpec.U[:16])
 	ctx := fscrypt.Context{Policy: p}
 	copy(ctx.Nonce[:], "fedcba9876543210")
-	bare := fstest.NewSB(crypto.NewAPI(), patch.Set{})
-	mk := func(sb *fstest.SB) *fstest.Inode {
+	noKeySB := bare.NewSB(crypto.NewAPI(), patch.Set{})
+	mk := func(sb *bare.SB) *bare.Inode {
 		i := sb.NewInode(12, fscrypt.SIFDIR)
 		i.Casefold = casefold
 		i.SetRawContext(ctx.Marshal())
@@ -47,7 +47,7 @@ func fscryptDir(t testing.TB, casefold bool) (*kernel.Task, *Inode, *fstest.Inod
 	if err := InitNewDir(tk, dir, parentIno); err != nil {
 		t.Fatal(err)
 	}
-	return tk, dir, mk(bare)
+	return tk, dir, mk(noKeySB)
 }
 
 // TestFscryptNames: an htree of names encrypted by package fscrypt, with

@@ -7,7 +7,7 @@ import (
 
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
@@ -16,10 +16,10 @@ import (
 // fscryptDir returns a casefolded directory encrypted by package fscrypt
 // (policy v2, AES-256-XTS / AES-256-CTS, 32-byte name padding), and an
 // inode with the same context whose key is not set up.
-func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode, *fstest.Inode) {
+func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode, *bare.Inode) {
 	t.Helper()
 	tk, dir := newTestDir(t, dirOpts{casefold: true, noInline: true, variant: variant})
-	fsb := fstest.NewSB(crypto.NewAPI(), patch.Set{})
+	fsb := bare.NewSB(crypto.NewAPI(), patch.Set{})
 	key := make([]byte, 64)
 	for i := range key {
 		key[i] = byte(i + 1)
@@ -34,9 +34,9 @@ func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode, *fstest.Ino
 	ctx := fscrypt.Context{Policy: p}
 	copy(ctx.Nonce[:], "0123456789abcdef")
 	// The key-less inode lives on a superblock whose keyring lacks the key.
-	bare := fstest.NewSB(crypto.NewAPI(), patch.Set{})
-	mk := func(withKey bool) *fstest.Inode {
-		i := bare.NewInode(10, fscrypt.SIFDIR)
+	noKeySB := bare.NewSB(crypto.NewAPI(), patch.Set{})
+	mk := func(withKey bool) *bare.Inode {
+		i := noKeySB.NewInode(10, fscrypt.SIFDIR)
 		if withKey {
 			i = fsb.NewInode(10, fscrypt.SIFDIR)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
@@ -22,14 +22,14 @@ import (
 // per-file key. Seed 002 reports ~7000 (base) and ~1500 (aeslib) cycles
 // per key, HKDF ~3500.
 func BenchmarkV1KDF(b *testing.B) {
-	master := fstest.PlaintextStream("bench master", 64)
+	master := bare.PlaintextStream("bench master", 64)
 	nonce := [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	for _, variant := range fscrypt.V1KDFPatch.VariantNames() {
 		for _, size := range []int{32, 64} {
 			b.Run(fmt.Sprintf("%s/keysize=%d", variant, size), func(b *testing.B) {
 				task := kernel.New().NewTask("bench")
 				defer task.Exit()
-				sb := fstest.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.V1KDFPatch, variant))
+				sb := bare.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.V1KDFPatch, variant))
 				out := make([]byte, size)
 				if err := fscrypt.DeriveV1Key(task, sb, master, nonce, out); err != nil {
 					b.Fatal(err)
@@ -87,7 +87,7 @@ func BenchmarkFname(b *testing.B) {
 					defer task.Exit()
 					dir := setupDir(b, task, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant),
 						fscrypt.Policy{Version: 2, ContentsMode: 1, FilenamesMode: 4, Flags: 3},
-						fstest.PlaintextStream("fname bench", 64), make([]byte, 16), 2)
+						bare.PlaintextStream("fname bench", 64), make([]byte, 16), 2)
 					names := benchNames
 					switch lens {
 					case "16":
@@ -136,8 +136,8 @@ var readMiB = flag.Int("fscrypt.readmib", 256, "size in MiB of the encrypted fil
 // Linux 6.17's sync tfm and on-stack requests (upstream).
 var readBenchFile struct {
 	once  sync.Once
-	sbs   [2]*fstest.SB
-	files [2]*fstest.Inode
+	sbs   [2]*bare.SB
+	files [2]*bare.Inode
 	ct    []byte
 	err   error
 }
@@ -156,9 +156,9 @@ func BenchmarkReadPath(b *testing.B) {
 	f.once.Do(func() {
 		task := kernel.New().NewTask("mkfile")
 		defer task.Exit()
-		master := fstest.PlaintextStream("read bench", 64)
+		master := bare.PlaintextStream("read bench", 64)
 		for i, v := range []string{"base", "upstream"} {
-			f.sbs[i] = fstest.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, v))
+			f.sbs[i] = bare.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, v))
 			id, _ := addKey(b, task, f.sbs[i], 2, master)
 			f.files[i] = encryptedInode(b, task, f.sbs[i], fscrypt.Policy{Version: 2, ContentsMode: 1, FilenamesMode: 4, Identifier: id},
 				make([]byte, 16), 12, fscrypt.SIFREG|0o644, 12)

@@ -9,6 +9,7 @@ import (
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
@@ -83,7 +84,7 @@ func TestCryptoBioVariantsEqual(t *testing.T) {
 				id, _ := addKey(t, task, sb, 2, bytes.Repeat([]byte{0x5a}, 64))
 				file := encryptedInode(t, task, sb, bp.p(id), bytes.Repeat([]byte{1}, 16), bp.ino, fscrypt.SIFREG|0o644, bp.blkbi)
 				const first = 1000
-				pt := fstest.PlaintextStream("bio-"+bp.name, 3<<20+5*block.PageSize)
+				pt := bare.PlaintextStream("bio-"+bp.name, 3<<20+5*block.PageSize)
 				ct := encryptFile(t, task, file, first, pt)
 				for _, variant := range fscrypt.CryptoBioPatch.VariantNames() {
 					sb.Set = patch.Set{}.MustWith(fscrypt.CryptoBioPatch, variant)
@@ -146,7 +147,7 @@ func TestCryptoBioIVInoLblk32Wrap(t *testing.T) {
 	if uint32(h+uint32(index)) != 0xfffffffe {
 		t.Fatalf("vector does not start two units before the wrap: hashed %#x + index %d", h, index)
 	}
-	pt := fstest.PlaintextStream(rec[3], 4*block.PageSize)
+	pt := bare.PlaintextStream(rec[3], 4*block.PageSize)
 	// The oracle's ciphertext, re-made here through the write path and
 	// checked against the vector's digest.
 	ct := encryptFile(t, task, file, index, pt)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
@@ -29,16 +30,16 @@ func mustMode(tb testing.TB, name string) *fscrypt.Mode {
 }
 
 // newSB returns an empty test superblock with the default patch set.
-func newSB(tb testing.TB) *fstest.SB {
+func newSB(tb testing.TB) *bare.SB {
 	tb.Helper()
-	return fstest.NewSB(newAPI(), patch.Set{})
+	return bare.NewSB(newAPI(), patch.Set{})
 }
 
 // caseFS builds a superblock for a known-answer case: the case's UUID, its
 // master key added (as root), and the policy naming it.
-func caseFS(tb testing.TB, t *kernel.Task, c *fstest.Case, set patch.Set) (*fstest.SB, fscrypt.Policy) {
+func caseFS(tb testing.TB, t *kernel.Task, c *fstest.Case, set patch.Set) (*bare.SB, fscrypt.Policy) {
 	tb.Helper()
-	sb := fstest.NewSB(newAPI(), set)
+	sb := bare.NewSB(newAPI(), set)
 	copy(sb.FSUUID[:], c.UUID)
 	p := fscrypt.Policy{
 		ContentsMode:  uint8(mustMode(tb, c.Contents).Num),
@@ -57,7 +58,7 @@ func caseFS(tb testing.TB, t *kernel.Task, c *fstest.Case, set patch.Set) (*fste
 // descriptor (v1), and returns both names.
 func addKey(tb testing.TB, t *kernel.Task, sb fscrypt.SuperBlock, version int, key []byte) (id [16]byte, desc [8]byte) {
 	tb.Helper()
-	id, desc, err := fstest.AddKey(t, sb, version, key)
+	id, desc, err := bare.AddKey(t, sb, version, key)
 	if err != nil {
 		tb.Fatalf("add key: %v", err)
 	}
@@ -66,7 +67,7 @@ func addKey(tb testing.TB, t *kernel.Task, sb fscrypt.SuperBlock, version int, k
 
 // encryptedInode makes an inode whose stored context is (p, nonce) and sets
 // up its key.
-func encryptedInode(tb testing.TB, t *kernel.Task, sb *fstest.SB, p fscrypt.Policy, nonce []byte, ino uint64, mode uint32, blockBits uint8) *fstest.Inode {
+func encryptedInode(tb testing.TB, t *kernel.Task, sb *bare.SB, p fscrypt.Policy, nonce []byte, ino uint64, mode uint32, blockBits uint8) *bare.Inode {
 	tb.Helper()
 	i, err := sb.NewEncryptedInode(t, p, nonce, ino, mode, blockBits)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
 	"github.com/vfslab/vfslab/patch"
 )
@@ -120,7 +121,7 @@ func TestKATContents(t *testing.T) {
 			du, _ := strconv.Atoi(r[0])
 			idx, _ := strconv.ParseUint(r[1], 10, 64)
 			nunits, _ := strconv.Atoi(r[2])
-			pt := fstest.PlaintextStream(r[3], nunits<<du)
+			pt := bare.PlaintextStream(r[3], nunits<<du)
 			pol := p
 			// Data units below the block size go through
 			// log2_data_unit_size, except for IV_INO_LBLK_32 which

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 )
 
@@ -121,26 +121,26 @@ func TestSupportedPolicyFilesystemLimits(t *testing.T) {
 	base := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: 1, FilenamesMode: 4}
 	for _, tc := range []struct {
 		name  string
-		setup func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy)
+		setup func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy)
 		ok    bool
 		log   string
 	}{
-		{"v2 plain", func(*fstest.SB, *fstest.Inode, *fscrypt.Policy) {}, true, ""},
-		{"v1 casefold", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { i.Casefold = true; p.Version = 0 }, false, "v1 policies can't be used on casefolded directories"},
-		{"v2 casefold", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { i.Casefold = true }, true, ""},
-		{"du 512", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 9 }, true, ""},
-		{"du 256", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 8 }, false, "Unsupported log2_data_unit_size"},
-		{"du 8192", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 13 }, false, "Unsupported log2_data_unit_size"},
-		{"du no subblock", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 9; sb.NoSubblock = true }, false, "does not support configuring crypto data unit size"},
-		{"lblk32 du 512", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) {
+		{"v2 plain", func(*bare.SB, *bare.Inode, *fscrypt.Policy) {}, true, ""},
+		{"v1 casefold", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { i.Casefold = true; p.Version = 0 }, false, "v1 policies can't be used on casefolded directories"},
+		{"v2 casefold", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { i.Casefold = true }, true, ""},
+		{"du 512", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 9 }, true, ""},
+		{"du 256", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 8 }, false, "Unsupported log2_data_unit_size"},
+		{"du 8192", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 13 }, false, "Unsupported log2_data_unit_size"},
+		{"du no subblock", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 9; sb.NoSubblock = true }, false, "does not support configuring crypto data unit size"},
+		{"lblk32 du 512", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) {
 			p.Log2DataUnitSize = 9
 			p.Flags = 0x10
 		}, false, "Sub-block data units not yet supported with IV_INO_LBLK_32"},
-		{"lblk64 ok", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.MaxBytesLimit = 1 << 44 }, true, ""},
-		{"lblk64 big file", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.MaxBytesLimit = 1<<44 + 1 }, false, "maximum file size is too large"},
-		{"lblk64 unstable", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.NoStableInodes = true }, false, "stable inode numbers"},
-		{"lblk32 64-bit inodes", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Flags = 0x10; sb.No32BitInodes = true }, false, "maximum inode number is too large"},
-		{"reserved", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Reserved[1] = 1 }, false, "Reserved bits set"},
+		{"lblk64 ok", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.MaxBytesLimit = 1 << 44 }, true, ""},
+		{"lblk64 big file", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.MaxBytesLimit = 1<<44 + 1 }, false, "maximum file size is too large"},
+		{"lblk64 unstable", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.NoStableInodes = true }, false, "stable inode numbers"},
+		{"lblk32 64-bit inodes", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x10; sb.No32BitInodes = true }, false, "maximum inode number is too large"},
+		{"reserved", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Reserved[1] = 1 }, false, "Reserved bits set"},
 	} {
 		task.K.Log = &kernel.Log{}
 		sb := newSB(t)
@@ -295,7 +295,7 @@ func TestHasPermittedContext(t *testing.T) {
 	id, _ := addKey(t, task, sb, 2, bytes.Repeat([]byte{3}, 64))
 	p := v2Policy(id, 0)
 	q := v2Policy(id, 1)
-	mk := func(mode uint32, pol *fscrypt.Policy) *fstest.Inode {
+	mk := func(mode uint32, pol *fscrypt.Policy) *bare.Inode {
 		i := sb.NewInode(0, mode)
 		if pol != nil {
 			c := fscrypt.Context{Policy: *pol}
@@ -314,7 +314,7 @@ func TestHasPermittedContext(t *testing.T) {
 	corruptB := mk(fscrypt.SIFREG, nil)
 	corruptB.SetRawContext([]byte{7, 7})
 	for _, tc := range []struct {
-		parent, child *fstest.Inode
+		parent, child *bare.Inode
 		want          bool
 	}{
 		{plainDir, plainFile, true},

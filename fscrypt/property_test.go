@@ -10,7 +10,7 @@ import (
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 )
@@ -53,8 +53,8 @@ var nameGen = rapid.Custom(func(t *rapid.T) []byte {
 
 // setupDir makes a superblock with set and a directory under p whose key is
 // set up with master key and nonce.
-func setupDir(tb testing.TB, task *kernel.Task, set patch.Set, p fscrypt.Policy, master, nonce []byte, ino uint64) *fstest.Inode {
-	sb := fstest.NewSB(newAPI(), set)
+func setupDir(tb testing.TB, task *kernel.Task, set patch.Set, p fscrypt.Policy, master, nonce []byte, ino uint64) *bare.Inode {
+	sb := bare.NewSB(newAPI(), set)
 	sb.FSUUID = [16]byte{0xfe, 0xed}
 	p.Identifier, p.Descriptor = addKey(tb, task, sb, map[bool]int{true: 2, false: 1}[p.Version == fscrypt.PolicyV2], master)
 	return encryptedInode(tb, task, sb, p, nonce, ino, fscrypt.SIFDIR|0o755, 12)
@@ -208,9 +208,9 @@ func TestNokeyRejections(t *testing.T) {
 // same key for every key size the modes use and any master key and nonce.
 func TestPropertyV1KDFVariants(t *testing.T) {
 	task := newTask(t)
-	sbs := map[string]*fstest.SB{}
+	sbs := map[string]*bare.SB{}
 	for _, v := range fscrypt.V1KDFPatch.VariantNames() {
-		sbs[v] = fstest.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.V1KDFPatch, v))
+		sbs[v] = bare.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.V1KDFPatch, v))
 	}
 	rapid.Check(t, func(rt *rapid.T) {
 		size := rapid.SampledFrom([]int{16, 32, 64}).Draw(rt, "keysize")
@@ -282,7 +282,7 @@ func TestPropertySymlinks(t *testing.T) {
 		if err != nil || !encrypted {
 			rt.Fatalf("prepare: %v", err)
 		}
-		link := dir.SuperBlock().(*fstest.SB).NewInode(0, fscrypt.SIFLNK|0o777)
+		link := dir.SuperBlock().(*bare.SB).NewInode(0, fscrypt.SIFLNK|0o777)
 		if enc, err := fscrypt.PrepareNewInode(task, dir, link); err != nil || !enc {
 			rt.Fatalf("new inode: %v", err)
 		}

@@ -9,9 +9,9 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
-	"github.com/vfslab/vfslab/vfs/memfs"
 )
 
 var variants = hooks.FileOpenPatch.VariantNames()

@@ -8,7 +8,7 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/vfs"
 )
@@ -139,7 +139,7 @@ func bootDirSystem(env *Env, p dirParams) (*dirSystem, error) {
 		}
 	}
 	if p.encrypt {
-		if _, err := proc.EncryptDir(t, workDir, fstest.PlaintextStream("vfslab sim master key", 64), 0, 0); err != nil {
+		if _, err := proc.EncryptDir(t, workDir, bare.PlaintextStream("vfslab sim master key", 64), 0, 0); err != nil {
 			ds.close()
 			return nil, fmt.Errorf("encrypt %s: %w", workDir, err)
 		}

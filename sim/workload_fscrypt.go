@@ -8,7 +8,7 @@ import (
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 )
@@ -48,9 +48,9 @@ var (
 )
 
 // fscryptFS is an fstest superblock with a v2 master key added.
-func fscryptFS(t *kernel.Task, api *crypto.API, set patch.Set) (*fstest.SB, [16]byte, error) {
-	sb := fstest.NewSB(api, set)
-	id, _, err := fstest.AddKey(t, sb, 2, fstest.PlaintextStream("vfslab sim master key", 64))
+func fscryptFS(t *kernel.Task, api *crypto.API, set patch.Set) (*bare.SB, [16]byte, error) {
+	sb := bare.NewSB(api, set)
+	id, _, err := bare.AddKey(t, sb, 2, bare.PlaintextStream("vfslab sim master key", 64))
 	if err != nil {
 		return nil, id, fmt.Errorf("add key: %w", err)
 	}
@@ -59,7 +59,7 @@ func fscryptFS(t *kernel.Task, api *crypto.API, set patch.Set) (*fstest.SB, [16]
 
 // encryptedInode makes an inode of sb with policy p, a nonce counting up
 // from nonce, and its key set up.
-func encryptedInode(t *kernel.Task, sb *fstest.SB, p fscrypt.Policy, nonce byte, ino uint64, mode uint32) (*fstest.Inode, error) {
+func encryptedInode(t *kernel.Task, sb *bare.SB, p fscrypt.Policy, nonce byte, ino uint64, mode uint32) (*bare.Inode, error) {
 	n := make([]byte, fscrypt.FileNonceSize)
 	for j := range n {
 		n[j] = nonce + byte(j)
@@ -76,8 +76,8 @@ func v2Policy(id [16]byte) fscrypt.Policy {
 type fnameInst struct {
 	env    *Env
 	engine *crypto.Engine
-	sb     *fstest.SB
-	dir    *fstest.Inode
+	sb     *bare.SB
+	dir    *bare.Inode
 	names  [][]byte
 }
 
@@ -157,7 +157,7 @@ func (in *fnameInst) Close() error {
 }
 
 type v1kdfInst struct {
-	sb   *fstest.SB
+	sb   *bare.SB
 	size int
 }
 
@@ -166,11 +166,11 @@ func setupV1KDF(env *Env) (Instance, error) {
 	if err != nil || (size != 16 && size != 32 && size != 64) {
 		return nil, fmt.Errorf("v1kdf: bad keysize %q: want 16, 32 or 64", env.Param("keysize"))
 	}
-	return &v1kdfInst{sb: fstest.NewSB(crypto.NewAPI(), env.Patches), size: size}, nil
+	return &v1kdfInst{sb: bare.NewSB(crypto.NewAPI(), env.Patches), size: size}, nil
 }
 
 func (in *v1kdfInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
-	master := fstest.PlaintextStream("vfslab v1 master", 64)
+	master := bare.PlaintextStream("vfslab v1 master", 64)
 	out := make([]byte, in.size)
 	var nonce [fscrypt.FileNonceSize]byte
 	nonce[15] = byte(w)
@@ -185,7 +185,7 @@ func (in *v1kdfInst) Close() error { return nil }
 
 type readInst struct {
 	env  *Env
-	file *fstest.Inode
+	file *bare.Inode
 	disk []byte
 	rps  []*fscrypt.ReadPath
 }

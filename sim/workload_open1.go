@@ -7,12 +7,12 @@ import (
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/hooks/open1"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/vfs"
-	"github.com/vfslab/vfslab/vfs/memfs"
 )
 
 // open1 is will-it-scale's open1_processes (tests/open1.c): every worker is
@@ -85,7 +85,7 @@ func setupOpen1(env *Env) (Instance, error) {
 	switch parent := env.Param("parent"); parent {
 	case "plain":
 	case "encrypted":
-		key = fstest.PlaintextStream("vfslab open1 key", 64)
+		key = bare.PlaintextStream("vfslab open1 key", 64)
 	default:
 		return fail(fmt.Errorf("bad parent %q: want plain or encrypted", parent))
 	}

@@ -40,7 +40,7 @@
 // so that a BUG or an out-of-bounds access below becomes a recorded report
 // and an error, and a tracer sees the call. Failures are Linux errnos
 // (syscall.Errno values from package errno), in the order Linux checks
-// them; the rapid property test in vfs/memfs compares every syscall with a
+// them; the rapid property test in memfs compares every syscall with a
 // reference model of the namespace.
 //
 // # How a filesystem plugs in

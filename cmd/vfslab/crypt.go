@@ -16,7 +16,7 @@ import (
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 )
@@ -260,7 +260,7 @@ func parseHex(what, s string, want int) ([]byte, error) {
 
 // cryptEnv is a one-filesystem machine with the command's master key added.
 type cryptEnv struct {
-	sb     *fstest.SB
+	sb     *bare.SB
 	policy fscrypt.Policy
 	nonce  [fscrypt.FileNonceSize]byte
 }
@@ -313,7 +313,7 @@ func (c *cryptCmd) env() (*cryptEnv, error) {
 	case !lblk:
 		return nil, usageError{"--nonce is required"}
 	}
-	e.sb = fstest.NewSB(newCryptoAPI(), set)
+	e.sb = bare.NewSB(newCryptoAPI(), set)
 	if c.fsUUID != "" {
 		u, err := parseHex("--fs-uuid", c.fsUUID, 16)
 		if err != nil {
@@ -325,7 +325,7 @@ func (c *cryptCmd) env() (*cryptEnv, error) {
 	if p.Version == fscrypt.PolicyV1 {
 		version = 1
 	}
-	id, desc, err := fstest.AddKey(c.t, e.sb, version, key)
+	id, desc, err := bare.AddKey(c.t, e.sb, version, key)
 	if err != nil {
 		return nil, fmt.Errorf("FS_IOC_ADD_ENCRYPTION_KEY: %w", err)
 	}
@@ -338,7 +338,7 @@ func (c *cryptCmd) env() (*cryptEnv, error) {
 
 // setupInode makes an inode with the policy's context and sets up its key.
 // blockBits is the filesystem block size.
-func (c *cryptCmd) setupInode(e *cryptEnv, ino uint64, mode uint32, blockBits uint8, casefold bool) (*fstest.Inode, error) {
+func (c *cryptCmd) setupInode(e *cryptEnv, ino uint64, mode uint32, blockBits uint8, casefold bool) (*bare.Inode, error) {
 	i := e.sb.NewInode(ino, mode)
 	i.BlockBits = blockBits
 	i.Casefold = casefold

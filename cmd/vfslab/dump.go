@@ -19,7 +19,7 @@ import (
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fsunicode"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
@@ -314,7 +314,7 @@ func vfsRefuses(name []byte) error {
 // with its key set up, and the same inode on a superblock whose keyring
 // lacks the key.
 type dumpCrypt struct {
-	withKey, noKey *fstest.Inode
+	withKey, noKey *bare.Inode
 }
 
 // setupCrypt adds the master key and makes the directory's fscrypt inodes
@@ -349,8 +349,8 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 		return nil, usageError{fmt.Sprintf("--filenames-mode %s is not a filenames mode", fm)}
 	}
 	pad := map[int]uint8{4: fscrypt.PolicyFlagsPad4, 8: fscrypt.PolicyFlagsPad8, 16: fscrypt.PolicyFlagsPad16, 32: fscrypt.PolicyFlagsPad32}[c.padding]
-	fsb := fstest.NewSB(crypto.NewAPI(), patch.Set{})
-	id, _, err := fstest.AddKey(t, fsb, 2, key)
+	fsb := bare.NewSB(crypto.NewAPI(), patch.Set{})
+	id, _, err := bare.AddKey(t, fsb, 2, key)
 	if err != nil {
 		return nil, fmt.Errorf("FS_IOC_ADD_ENCRYPTION_KEY: %w", err)
 	}
@@ -361,14 +361,14 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 	if c.fsName == "f2fs" {
 		ino = f2fsDumpIno
 	}
-	mk := func(sb *fstest.SB) *fstest.Inode {
+	mk := func(sb *bare.SB) *bare.Inode {
 		i := sb.NewInode(ino, fscrypt.SIFDIR|0o755)
 		i.BlockBits = 12
 		i.Casefold = c.casefold
 		i.SetRawContext(ctx.Marshal())
 		return i
 	}
-	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(fstest.NewSB(crypto.NewAPI(), patch.Set{}))}
+	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(bare.NewSB(crypto.NewAPI(), patch.Set{}))}
 	if err := fscrypt.GetEncryptionInfo(t, d.withKey, false); err != nil {
 		return nil, fmt.Errorf("key setup: %w", err)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
-	"github.com/vfslab/vfslab/vfs/memfs"
 )
 
 func init() {

@@ -26,9 +26,9 @@ import (
 	"github.com/vfslab/vfslab/events"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
-	"github.com/vfslab/vfslab/vfs/memfs"
 )
 
 // Config describes one open1 run.

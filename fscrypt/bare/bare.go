@@ -1,12 +1,11 @@
-// Package fstest is a minimal in-memory implementation of the interfaces
-// package fscrypt needs from the VFS (fscrypt.Inode, fscrypt.SuperBlock and
-// fscrypt.Operations), for fscrypt's tests and for tools such as
-// `vfslab crypt` that run the real fs/crypto code paths without a
-// filesystem. Contexts are kept in memory, as an xattr would be.
-//
-// It also reads the known-answer files of fscrypt/testdata (LoadVectors),
-// for the tests of package fscrypt and of the vfslab command.
-package fstest
+// Package bare hosts fscrypt without a filesystem: a superblock and inodes
+// that implement the interfaces package fscrypt needs from the VFS
+// (fscrypt.Inode, fscrypt.SuperBlock and fscrypt.Operations) and nothing
+// else, kept in memory (a context as an xattr would hold it). `vfslab
+// crypt`, the twin of xfstests' fscrypt-crypt-util, and the fname, v1kdf
+// and read workloads run the real fs/crypto code paths on it, as do
+// fscrypt's own tests.
+package bare
 
 import (
 	"fmt"
@@ -36,11 +35,11 @@ type SB struct {
 	nextIno uint64
 }
 
-// NewSB returns a superblock named "fstest" with a keyring, the patch
+// NewSB returns a superblock named "bare" with a keyring, the patch
 // selection set and the Crypto API api; s_maxbytes is 2^44 (ext4 with 4 KiB
 // blocks).
 func NewSB(api fscrypt.CryptoAPI, set patch.Set) *SB {
-	return &SB{Name: "fstest", Set: set, API: api, Keys: fscrypt.NewKeyring(), MaxBytesLimit: 1 << 44, nextIno: 11}
+	return &SB{Name: "bare", Set: set, API: api, Keys: fscrypt.NewKeyring(), MaxBytesLimit: 1 << 44, nextIno: 11}
 }
 
 // ID implements fscrypt.SuperBlock.
