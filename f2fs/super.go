@@ -12,14 +12,15 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// Type is f2fs as a VFS filesystem type. Mount it with
+// Type is f2fs as a VFS filesystem type, registered as "f2fs". Format a
+// device with its Mkfs (mkfs.f2fs's arguments: Options.MkfsArgs renders
+// them) and mount it with its option string:
 //
-//	sys.Mount(t, proc, f2fs.Type, "/mnt", vfs.MountOptions{Data: &f2fs.Options{...}})
+//	sys.Mount(t, proc, f2fs.Type, "/mnt", vfs.MountOptions{Device: dev, Data: "lookup_mode=perf"})
 //
-// or boot a machine whose root is a fresh f2fs with Boot. Every mount
-// formats a new simulated device (mkfs.f2fs with Options' features): an
-// empty root directory, inode 3.
-var Type = &vfs.FileSystemType{Name: "f2fs", FillSuper: fillSuper}
+// or let Mount or Boot format a fresh device with Options. A new
+// filesystem has an empty root directory, inode 3.
+var Type = &vfs.FileSystemType{Name: "f2fs", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfs, FeatureArgs: featureArgs}
 
 // Options are the mkfs.f2fs features and the mount options of a simulated
 // f2fs.
@@ -172,15 +173,15 @@ func DirOf(inode *vfs.Inode) *Inode {
 // fillSuper is f2fs_fill_super for a freshly formatted device: the
 // encoding, the fscrypt operations, the dentry operations and the root
 // directory.
-func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data any) error {
+func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	defer t.Trace("f2fs_fill_super")()
 	fs := &FS{vsb: vsb, inodes: map[uint32]*vfs.Inode{}, nextNid: FirstIno}
-	if o, ok := data.(*Options); ok && o != nil {
-		fs.opts = *o
-	} else if data != nil {
-		return errno.EINVAL
+	var err error
+	if fs.opts, err = loadOptions(t, vsb, data); err != nil {
+		return err
 	}
 	sb := NewSuperBlock()
+	sb.Dev = vsb.Bdev()
 	sb.Name = vsb.ID()
 	sb.LookupMode = fs.opts.LookupMode
 	sb.InlineDentry = !fs.opts.NoInlineDentry
@@ -237,23 +238,22 @@ const maxFileSize = int64(1) << 44
 // the root of its namespace (proc and target are then ignored). The mount's
 // SB is the new superblock (Of(m.SB) its f2fs), Root its root dentry.
 func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts *Options) (*vfs.Mount, error) {
-	return sys.Mount(t, proc, Type, target, mountOptions(opts))
-}
-
-// mountOptions are the VFS mount options of a mount with opts (nil: the
-// defaults).
-func mountOptions(opts *Options) vfs.MountOptions {
-	if opts == nil {
-		opts = &Options{}
+	mo, err := mountOptions(t, opts)
+	if err != nil {
+		return nil, err
 	}
-	return vfs.MountOptions{Source: "f2fs", Data: opts}
+	return sys.Mount(t, proc, Type, target, mo)
 }
 
 // Boot makes a machine on t's kernel whose root filesystem is a fresh f2fs
 // with opts (nil: the defaults) and patch selection cfg.Patches, and starts
 // a process on it.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
-	return vfs.Boot(t, cfg, Type, mountOptions(opts))
+	mo, err := mountOptions(t, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return vfs.Boot(t, cfg, Type, mo)
 }
 
 // allocInode is new_inode with f2fs's operations for the file type, under

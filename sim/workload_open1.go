@@ -5,13 +5,10 @@ import (
 	"runtime"
 
 	"github.com/vfslab/vfslab/dcache"
-	"github.com/vfslab/vfslab/ext4"
-	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/hooks/open1"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -29,7 +26,7 @@ var _ = Register(&Workload{
 	Summary: "will-it-scale open1_processes: each worker opens and closes its own file; all files in one shared directory /tmp",
 	Patch:   hooks.FileOpenPatch,
 	Params: []Param{
-		{Name: "fs", Default: "ext4", Help: "memfs, ext4 or f2fs"},
+		{Name: "fs", Default: "ext4", Help: "a registered filesystem (ext4, f2fs, memfs)"},
 		{Name: "parent", Default: "plain", Help: "plain, or encrypted: /tmp has a v2 policy (key present), so every variant takes the parent's reference"},
 	},
 	DefaultThreads: open1Threads(),
@@ -58,18 +55,11 @@ type open1Inst struct {
 func setupOpen1(env *Env) (Instance, error) {
 	t := env.K.NewTask("will-it-scale")
 	cfg := vfs.Config{Patches: env.Patches}
+	fst, err := fsType(env.Param("fs"), false)
 	var sys *vfs.System
 	var p *vfs.Proc
-	var err error
-	switch fs := env.Param("fs"); fs {
-	case "memfs":
-		sys, p, err = memfs.Boot(t, cfg, nil)
-	case "ext4":
-		sys, p, err = ext4.Boot(t, cfg, nil)
-	case "f2fs":
-		sys, p, err = f2fs.Boot(t, cfg, nil)
-	default:
-		err = fmt.Errorf("bad fs %q: want memfs, ext4 or f2fs", fs)
+	if err == nil {
+		sys, p, err = bootFS(t, cfg, fst, vfs.Features{Encrypt: true}, "")
 	}
 	if err != nil {
 		t.Exit()

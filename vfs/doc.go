@@ -11,7 +11,7 @@
 //	k := kernel.New()
 //	t := k.NewTask("init")                  // the calling task (`current`)
 //	sys := vfs.NewSystem(k, nil, vfs.Config{Patches: set})
-//	sys.Mount(t, nil, memfs.Type, "/", vfs.MountOptions{Data: &memfs.Options{}}) // the root
+//	sys.Mount(t, nil, memfs.Type, "/", vfs.MountOptions{})              // the root
 //	p := sys.NewProc(t, nil)                 // a process, root credentials
 //	fd, err := p.Open(t, "/tmp/f", vfs.O_CREAT|vfs.O_RDWR, 0o644)
 //	n, err := p.Write(t, fd, data)

@@ -18,18 +18,36 @@ import (
 // FileSystemType is struct file_system_type: a filesystem that can be
 // mounted.
 type FileSystemType struct {
-	// Name is the type's name ("memfs", "ext4").
+	// Name is the type's name ("memfs", "ext4"), as mount -t and
+	// /proc/filesystems spell it.
 	Name string
+	// RequiresDev is FS_REQUIRES_DEV: a mount needs a block device that
+	// the type's Mkfs formatted.
+	RequiresDev bool
 	// FillSuper is the filesystem's fill_super: set up sb (its root dentry
 	// with MakeRoot, sb.SetOps, sb.SetCop for encryption, sb.FsInfo) from
-	// the mount's Data. Errors fail the mount.
-	FillSuper func(t *kernel.Task, sb *SuperBlock, data any) error
+	// the device's superblock (sb.Bdev) and the mount's option string,
+	// which the filesystem parses itself (ParseMountData). Errors fail the
+	// mount: EINVAL for an unknown option or a device without the type's
+	// superblock, with the kernel's log line.
+	FillSuper func(t *kernel.Task, sb *SuperBlock, data string) error
+	// Mkfs is the type's mkfs tool (mkfs.ext4, mkfs.f2fs) run with the
+	// arguments args (the options, without the program and device
+	// names): it formats dev. nil for a type without a device.
+	Mkfs func(t *kernel.Task, dev *BlockDevice, args []string) error
+	// FeatureArgs renders the features a caller asks of a type it knows
+	// only by name (Features) as the arguments of the type's Mkfs. nil for
+	// a type without a device.
+	FeatureArgs func(f Features) []string
 }
 
 // MountOptions are what a mount is given besides the filesystem type.
 type MountOptions struct {
 	// Source names the device or instance (s_id), "none" when empty.
 	Source string
+	// Device is the block device of a type that requires one (s_bdev),
+	// formatted by the type's Mkfs.
+	Device *BlockDevice
 	// Patches selects the patch variants the superblock's code runs; the
 	// system's default set when nil.
 	Patches *patch.Set
@@ -39,8 +57,9 @@ type MountOptions struct {
 	// filesystems with casefolded directories.
 	Encoding *fsunicode.Map
 	Strict   bool
-	// Data is the filesystem's own mount data.
-	Data any
+	// Data is the mount's option string ("lookup_mode=perf,dir_level=1"),
+	// which the filesystem parses.
+	Data string
 }
 
 // SuperBlock is struct super_block. It implements fscrypt.SuperBlock.
@@ -60,6 +79,7 @@ type SuperBlock struct {
 	Dops *dcache.Operations[Inode]
 
 	id       string
+	bdev     *BlockDevice
 	uuid     [16]byte
 	patches  patch.Set
 	keyring  *fscrypt.Keyring
@@ -77,6 +97,10 @@ type SuperBlock struct {
 
 // Dev is s_dev.
 func (sb *SuperBlock) Dev() uint64 { return sb.dev }
+
+// Bdev is s_bdev: the block device under the superblock (nil for a type
+// without one).
+func (sb *SuperBlock) Bdev() *BlockDevice { return sb.bdev }
 
 // ID is s_id (fscrypt.SuperBlock).
 func (sb *SuperBlock) ID() string { return sb.id }
@@ -263,6 +287,20 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 		dev: s.nextDev.Add(1)}
 	if sb.id == "" {
 		sb.id = "none"
+	}
+	if fs.RequiresDev {
+		if opts.Device == nil {
+			return nil, errno.ENOTBLK
+		}
+		sb.bdev = opts.Device
+		if !opts.Device.claim() {
+			return nil, errno.EBUSY
+		}
+		defer func() {
+			if err != nil {
+				opts.Device.release()
+			}
+		}()
 	}
 	sb.patches = s.Patches
 	if opts.Patches != nil {
