@@ -25,7 +25,7 @@ func fscryptDir(t testing.TB, casefold bool) (*kernel.Task, *Inode, *bare.Inode)
 	}
 	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(key)), Raw: key}
 	arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
-	if err := fscrypt.IoctlAddKey(tk, fscrypt.RootCred, fsb, arg); err != nil {
+	if err := fscrypt.IoctlAddKey(tk, kernel.RootCred, fsb, arg); err != nil {
 		t.Fatal(err)
 	}
 	p := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: fscrypt.ModeAES256XTS, FilenamesMode: fscrypt.ModeAES256CTS, Flags: 2}

@@ -92,11 +92,11 @@ func TestFailEveryAllocation(t *testing.T) {
 			spec := fscrypt.KeySpecifier{Type: fscrypt.KeySpecTypeIdentifier}
 			check("add v2 key", func() error {
 				arg := &fscrypt.AddKeyArg{KeySpec: spec, RawSize: 64, Raw: key}
-				return fscrypt.IoctlAddKey(task, fscrypt.RootCred, sb, arg)
+				return fscrypt.IoctlAddKey(task, kernel.RootCred, sb, arg)
 			}, func() { fscrypt.DestroyKeyring(task, sb) })
 			check("add v1 key", func() error {
 				arg := &fscrypt.AddKeyArg{KeySpec: fscrypt.DescriptorSpec(fscrypt.KeyDescriptor(key)), RawSize: 64, Raw: key}
-				return fscrypt.IoctlAddKey(task, fscrypt.RootCred, sb, arg)
+				return fscrypt.IoctlAddKey(task, kernel.RootCred, sb, arg)
 			}, func() { fscrypt.DestroyKeyring(task, sb) })
 
 			// Keys stay added for the rest.
@@ -128,7 +128,7 @@ func TestFailEveryAllocation(t *testing.T) {
 						if p.Version == 2 {
 							arg.KeySpec = fscrypt.KeySpecifier{Type: fscrypt.KeySpecTypeIdentifier}
 						}
-						if err := fscrypt.IoctlAddKey(task, fscrypt.RootCred, fresh, arg); err != nil {
+						if err := fscrypt.IoctlAddKey(task, kernel.RootCred, fresh, arg); err != nil {
 							return err
 						}
 						i = fresh.NewInode(0, mode|0o755)

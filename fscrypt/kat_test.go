@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/vfslab/vfslab/kernel"
 	"strconv"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestPublicKeyIdentifier(t *testing.T) {
 	task := newTask(t)
 	sb := newSB(t)
 	arg := &fscrypt.AddKeyArg{KeySpec: fscrypt.KeySpecifier{Type: fscrypt.KeySpecTypeIdentifier}, RawSize: 64, Raw: key}
-	if err := fscrypt.IoctlAddKey(task, fscrypt.RootCred, sb, arg); err != nil {
+	if err := fscrypt.IoctlAddKey(task, kernel.RootCred, sb, arg); err != nil {
 		t.Fatal(err)
 	}
 	if got := hex.EncodeToString(arg.KeySpec.U[:16]); got != "69b2f6edeee720cce0577937eb8a6751" {

@@ -168,16 +168,16 @@ func TestSetGetPolicy(t *testing.T) {
 	sb := newSB(t)
 	key := bytes.Repeat([]byte{7}, 64)
 	id, _ := addKey(t, task, sb, 2, key)
-	user := &fscrypt.Cred{UID: 1000}
+	user := &kernel.Cred{UID: 1000}
 	p := v2Policy(id, 2)
 
 	file := sb.NewInode(0, fscrypt.SIFREG|0o644)
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, file, p.Marshal()); err != errno.ENOTDIR {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, file, p.Marshal()); err != errno.ENOTDIR {
 		t.Errorf("set on a file: %v, want ENOTDIR", err)
 	}
 	full := sb.NewInode(0, fscrypt.SIFDIR|0o755)
 	full.Entries = 1
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, full, p.Marshal()); err != errno.ENOTEMPTY {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, full, p.Marshal()); err != errno.ENOTEMPTY {
 		t.Errorf("set on a non-empty dir: %v, want ENOTEMPTY", err)
 	}
 	dir := sb.NewInode(0, fscrypt.SIFDIR|0o755)
@@ -189,7 +189,7 @@ func TestSetGetPolicy(t *testing.T) {
 		{[]byte{1}, errno.EINVAL},
 		{p.Marshal()[:10], errno.EFAULT},
 	} {
-		if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, dir, bad.arg); err != bad.want {
+		if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, dir, bad.arg); err != bad.want {
 			t.Errorf("set %x: %v, want %v", bad.arg, err, bad.want)
 		}
 	}
@@ -205,17 +205,17 @@ func TestSetGetPolicy(t *testing.T) {
 		t.Errorf("set by a user without the key: %v, want ENOKEY", err)
 	}
 	unknown := v2Policy([16]byte{1}, 0)
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, mine, unknown.Marshal()); err != nil {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, mine, unknown.Marshal()); err != nil {
 		t.Errorf("CAP_FOWNER may set a policy for a key it did not add: %v", err)
 	}
 	// Unsupported policy.
 	bad := p
 	bad.FilenamesMode = 10
 	bad.ContentsMode = 5
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, dir, bad.Marshal()); err != errno.EINVAL {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, dir, bad.Marshal()); err != errno.EINVAL {
 		t.Errorf("set unsupported: %v, want EINVAL", err)
 	}
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, dir, p.Marshal()); err != nil {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, dir, p.Marshal()); err != nil {
 		t.Fatalf("set: %v", err)
 	}
 	if !dir.IsEncrypted() {
@@ -224,17 +224,17 @@ func TestSetGetPolicy(t *testing.T) {
 	// The same policy again is fine even now that the dir is not empty;
 	// a different one is EEXIST.
 	dir.Entries = 3
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, dir, p.Marshal()); err != nil {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, dir, p.Marshal()); err != nil {
 		t.Errorf("set same again: %v", err)
 	}
 	q := v2Policy(id, 3)
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, dir, q.Marshal()); err != errno.EEXIST {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, dir, q.Marshal()); err != errno.EEXIST {
 		t.Errorf("set different: %v, want EEXIST", err)
 	}
 	// A corrupt context counts as a different policy.
 	corrupt := sb.NewInode(0, fscrypt.SIFDIR|0o755)
 	corrupt.SetRawContext([]byte{9, 9, 9})
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, corrupt, p.Marshal()); err != errno.EEXIST {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, corrupt, p.Marshal()); err != errno.EEXIST {
 		t.Errorf("set over a corrupt context: %v, want EEXIST", err)
 	}
 

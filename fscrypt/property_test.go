@@ -334,7 +334,7 @@ func TestMalformedInputNeverPanics(t *testing.T) {
 			fscrypt.IoctlGetPolicyEx(task, i, make([]byte, 40))
 			fscrypt.PutEncryptionInfo(task, i)
 			j := sb.NewInode(0, fscrypt.SIFDIR|0o755)
-			fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, j, b)
+			fscrypt.IoctlSetPolicy(task, kernel.RootCred, j, b)
 			buf, _ := fscrypt.FnameAllocBuffer(task, 255)
 			if len(b) <= 255 {
 				fscrypt.FnameDiskToUsr(task, withKey, 0, 0, b, buf)

@@ -23,7 +23,7 @@
 //
 // A process (Proc) is what will-it-scale calls a process: its own
 // descriptor table, root and working directory, and credentials (the
-// fscrypt.Cred the key ioctls check). Any number of tasks (goroutines, each
+// kernel.Cred the key ioctls check). Any number of tasks (goroutines, each
 // with its own kernel.Task) may make syscalls on one process or on many at
 // once. The syscalls are Proc methods named after the syscalls: Open,
 // Openat, Close, Read, Write, Pread, Pwrite, Lseek, Mkdir, Rmdir, Unlink,

@@ -217,7 +217,7 @@ func AddKey(t *kernel.Task, sb fscrypt.SuperBlock, version int, key []byte) (id 
 	} else {
 		arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
 	}
-	if err := fscrypt.IoctlAddKey(t, fscrypt.RootCred, sb, arg); err != nil {
+	if err := fscrypt.IoctlAddKey(t, kernel.RootCred, sb, arg); err != nil {
 		return id, desc, err
 	}
 	copy(id[:], arg.KeySpec.U[:16])
