@@ -278,8 +278,8 @@ func mountOptions(opts *Options) vfs.MountOptions {
 }
 
 // Boot makes a machine on t's kernel whose root filesystem is a fresh ext4
-// with opts (nil: the defaults) and patch selection cfg.Patches, and starts
-// a process on it.
+// with opts (nil: the defaults), and starts a process on it; the patch
+// variants are those of t's kernel.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
 	return vfs.Boot(t, cfg, Type, mountOptions(opts))
 }

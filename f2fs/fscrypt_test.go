@@ -10,7 +10,6 @@ import (
 	"github.com/vfslab/vfslab/fscrypt/fstest"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // fscryptDir returns a casefolded directory encrypted by package fscrypt
@@ -19,7 +18,7 @@ import (
 func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode, *fstest.Inode) {
 	t.Helper()
 	tk, dir := newTestDir(t, dirOpts{casefold: true, noInline: true, variant: variant})
-	fsb := fstest.NewSB(crypto.NewAPI(), patch.Set{})
+	fsb := fstest.NewSB(crypto.NewAPI())
 	key := make([]byte, 64)
 	for i := range key {
 		key[i] = byte(i + 1)
@@ -34,7 +33,7 @@ func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode, *fstest.Ino
 	ctx := fscrypt.Context{Policy: p}
 	copy(ctx.Nonce[:], "0123456789abcdef")
 	// The key-less inode lives on a superblock whose keyring lacks the key.
-	bare := fstest.NewSB(crypto.NewAPI(), patch.Set{})
+	bare := fstest.NewSB(crypto.NewAPI())
 	mk := func(withKey bool) *fstest.Inode {
 		i := bare.NewInode(10, fscrypt.SIFDIR)
 		if withKey {

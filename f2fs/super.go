@@ -184,7 +184,6 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data any) error {
 	sb.Name = vsb.ID()
 	sb.LookupMode = fs.opts.LookupMode
 	sb.InlineDentry = !fs.opts.NoInlineDentry
-	sb.Patches = *vsb.Patches()
 	if fs.opts.Casefold || vsb.Encoding != nil {
 		if err := vsb.LoadEncoding(fs.opts.Strict); err != nil {
 			return err
@@ -250,8 +249,8 @@ func mountOptions(opts *Options) vfs.MountOptions {
 }
 
 // Boot makes a machine on t's kernel whose root filesystem is a fresh f2fs
-// with opts (nil: the defaults) and patch selection cfg.Patches, and starts
-// a process on it.
+// with opts (nil: the defaults), and starts a process on it; the patch
+// variants are those of t's kernel.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
 	return vfs.Boot(t, cfg, Type, mountOptions(opts))
 }
