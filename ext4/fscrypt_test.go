@@ -9,7 +9,6 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // fscryptDir returns a directory encrypted by package fscrypt (policy v2,
@@ -18,7 +17,7 @@ import (
 func fscryptDir(t testing.TB, casefold bool) (*kernel.Task, *Inode, *bare.Inode) {
 	t.Helper()
 	tk, dir := newTestDir(t, dirOpts{casefold: casefold})
-	fsb := bare.NewSB(crypto.NewAPI(), patch.Set{})
+	fsb := bare.NewSB(crypto.NewAPI())
 	key := make([]byte, 64)
 	for i := range key {
 		key[i] = byte(i + 1)
@@ -32,7 +31,7 @@ func fscryptDir(t testing.TB, casefold bool) (*kernel.Task, *Inode, *bare.Inode)
 	copy(p.Identifier[:], arg.KeySpec.U[:16])
 	ctx := fscrypt.Context{Policy: p}
 	copy(ctx.Nonce[:], "fedcba9876543210")
-	noKeySB := bare.NewSB(crypto.NewAPI(), patch.Set{})
+	noKeySB := bare.NewSB(crypto.NewAPI())
 	mk := func(sb *bare.SB) *bare.Inode {
 		i := sb.NewInode(12, fscrypt.SIFDIR)
 		i.Casefold = casefold

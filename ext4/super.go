@@ -274,8 +274,8 @@ func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts 
 }
 
 // Boot makes a machine on t's kernel whose root filesystem is a fresh ext4
-// with opts (nil: the defaults) and patch selection cfg.Patches, and starts
-// a process on it.
+// with opts (nil: the defaults), and starts a process on it; the patch
+// variants are those of t's kernel.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
 	mo, err := mountOptions(t, opts)
 	if err != nil {

@@ -25,7 +25,11 @@ type dirOpts struct {
 
 func newTestDir(t testing.TB, o dirOpts) (*kernel.Task, *Inode) {
 	t.Helper()
-	k := kernel.New()
+	var set patch.Set
+	if o.variant != "" {
+		set = set.MustWith(LookupPrealloc, o.variant)
+	}
+	k := kernel.NewWith(kernel.Config{Patches: set})
 	tk := k.NewTask("test")
 	tk.EnableCounting()
 	t.Cleanup(tk.Exit)
@@ -35,9 +39,6 @@ func newTestDir(t testing.TB, o dirOpts) (*kernel.Task, *Inode) {
 	sb.EncodingFlags = o.flags
 	if o.casefold {
 		sb.Encoding = asciiFold{}
-	}
-	if o.variant != "" {
-		sb.Patches = patch.Set{}.MustWith(LookupPrealloc, o.variant)
 	}
 	dir := NewDirInode(sb, 10, 0o755)
 	dir.DirLevel = o.dirLevel

@@ -10,7 +10,6 @@ import (
 	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // fscryptDir returns a casefolded directory encrypted by package fscrypt
@@ -19,7 +18,7 @@ import (
 func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode, *bare.Inode) {
 	t.Helper()
 	tk, dir := newTestDir(t, dirOpts{casefold: true, noInline: true, variant: variant})
-	fsb := bare.NewSB(crypto.NewAPI(), patch.Set{})
+	fsb := bare.NewSB(crypto.NewAPI())
 	key := make([]byte, 64)
 	for i := range key {
 		key[i] = byte(i + 1)
@@ -34,7 +33,7 @@ func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode, *bare.Inode
 	ctx := fscrypt.Context{Policy: p}
 	copy(ctx.Nonce[:], "0123456789abcdef")
 	// The key-less inode lives on a superblock whose keyring lacks the key.
-	noKeySB := bare.NewSB(crypto.NewAPI(), patch.Set{})
+	noKeySB := bare.NewSB(crypto.NewAPI())
 	mk := func(withKey bool) *bare.Inode {
 		i := noKeySB.NewInode(10, fscrypt.SIFDIR)
 		if withKey {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -87,8 +86,6 @@ type SuperBlock struct {
 	InlineDentry bool
 	// Inline is the inline dentry geometry of new directories.
 	Inline InlineGeometry
-	// Patches selects the variant of each modelled patch.
-	Patches patch.Set
 	// Name is the device name used in log lines.
 	Name string
 }

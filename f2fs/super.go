@@ -185,7 +185,6 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	sb.Name = vsb.ID()
 	sb.LookupMode = fs.opts.LookupMode
 	sb.InlineDentry = !fs.opts.NoInlineDentry
-	sb.Patches = *vsb.Patches()
 	if fs.opts.Casefold || vsb.Encoding != nil {
 		if err := vsb.LoadEncoding(fs.opts.Strict); err != nil {
 			return err
@@ -246,8 +245,8 @@ func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts 
 }
 
 // Boot makes a machine on t's kernel whose root filesystem is a fresh f2fs
-// with opts (nil: the defaults) and patch selection cfg.Patches, and starts
-// a process on it.
+// with opts (nil: the defaults), and starts a process on it; the patch
+// variants are those of t's kernel.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
 	mo, err := mountOptions(t, opts)
 	if err != nil {

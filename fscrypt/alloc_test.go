@@ -20,9 +20,9 @@ func TestFnameAllocations(t *testing.T) {
 		t.Fatal("no request site")
 	}
 	for _, variant := range fscrypt.FnameOnstackPatch.VariantNames() {
-		task := kernel.New().NewTask("allocs")
+		task := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant)}).NewTask("allocs")
 		task.Stats = new(kmem.Stats)
-		dir := setupDir(t, task, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant),
+		dir := setupDir(t, task,
 			fscrypt.Policy{Version: 2, ContentsMode: 1, FilenamesMode: 4}, bare.PlaintextStream("allocs", 64), make([]byte, 16), 2)
 		name := []byte("some-file-name.txt")
 		ct := make([]byte, 32)
@@ -73,9 +73,9 @@ func TestV1KDFAllocations(t *testing.T) {
 		variant string
 		kmalloc uint64
 	}{{"base", 3}, {"sync", 2}, {"aeslib", 0}} {
-		task := kernel.New().NewTask("allocs")
+		task := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(fscrypt.V1KDFPatch, tc.variant)}).NewTask("allocs")
 		task.Stats = new(kmem.Stats)
-		sb := bare.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.V1KDFPatch, tc.variant))
+		sb := bare.NewSB(newAPI())
 		if err := fscrypt.DeriveV1Key(task, sb, master, nonce, out); err != nil {
 			t.Fatal(err)
 		}

@@ -80,8 +80,8 @@ func TestFailEveryAllocation(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run("set="+setName, func(t *testing.T) {
-			task := newTask(t)
-			sb := bare.NewSB(newAPI(), set)
+			task := newTaskWith(t, set)
+			sb := bare.NewSB(newAPI())
 			sb.FSUUID = [16]byte{1}
 			check := func(name string, op func() error, cleanup func()) {
 				t.Helper()
@@ -123,7 +123,7 @@ func TestFailEveryAllocation(t *testing.T) {
 					var fresh *bare.SB
 					var i *bare.Inode
 					check(fmt.Sprintf("%s: add key + key setup (mode %o)", pname, mode), func() error {
-						fresh = bare.NewSB(sb.API, set)
+						fresh = bare.NewSB(sb.API)
 						arg := &fscrypt.AddKeyArg{KeySpec: p.KeySpec(), RawSize: 64, Raw: key}
 						if p.Version == 2 {
 							arg.KeySpec = fscrypt.KeySpecifier{Type: fscrypt.KeySpecTypeIdentifier}

@@ -10,14 +10,32 @@ import (
 	"github.com/vfslab/vfslab/patch"
 )
 
-// newTask returns a counting task on a fresh machine.
+// newTask returns a counting task on a fresh machine running every patch's
+// base variant.
 func newTask(tb testing.TB) *kernel.Task {
 	tb.Helper()
-	k := kernel.New()
+	return newTaskWith(tb, patch.Set{})
+}
+
+// newTaskWith returns a counting task on a fresh machine running set.
+func newTaskWith(tb testing.TB, set patch.Set) *kernel.Task {
+	tb.Helper()
+	k := kernel.NewWith(kernel.Config{Patches: set})
 	t := k.NewTask("fscrypt-test")
 	t.EnableCounting()
 	tb.Cleanup(t.Exit)
 	return t
+}
+
+// variantTasks returns, for each variant of p, a counting task on a fresh
+// machine that runs it (and the base of every other patch).
+func variantTasks(tb testing.TB, p *patch.Patch) map[string]*kernel.Task {
+	tb.Helper()
+	ts := map[string]*kernel.Task{}
+	for _, v := range p.VariantNames() {
+		ts[v] = newTaskWith(tb, patch.Set{}.MustWith(p, v))
+	}
+	return ts
 }
 
 func mustMode(tb testing.TB, name string) *fscrypt.Mode {
@@ -29,17 +47,18 @@ func mustMode(tb testing.TB, name string) *fscrypt.Mode {
 	return m
 }
 
-// newSB returns an empty test superblock with the default patch set.
+// newSB returns an empty test superblock.
 func newSB(tb testing.TB) *bare.SB {
 	tb.Helper()
-	return bare.NewSB(newAPI(), patch.Set{})
+	return bare.NewSB(newAPI())
 }
 
 // caseFS builds a superblock for a known-answer case: the case's UUID, its
-// master key added (as root), and the policy naming it.
-func caseFS(tb testing.TB, t *kernel.Task, c *fstest.Case, set patch.Set) (*bare.SB, fscrypt.Policy) {
+// master key added (as root), and the policy naming it. The variants are
+// those of t's kernel.
+func caseFS(tb testing.TB, t *kernel.Task, c *fstest.Case) (*bare.SB, fscrypt.Policy) {
 	tb.Helper()
-	sb := bare.NewSB(newAPI(), set)
+	sb := bare.NewSB(newAPI())
 	copy(sb.FSUUID[:], c.UUID)
 	p := fscrypt.Policy{
 		ContentsMode:  uint8(mustMode(tb, c.Contents).Num),

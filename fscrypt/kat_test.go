@@ -68,11 +68,10 @@ func TestKATFilenames(t *testing.T) {
 	}
 	for _, variant := range fscrypt.FnameOnstackPatch.VariantNames() {
 		t.Run(variant, func(t *testing.T) {
-			set := patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant)
-			task := newTask(t)
+			task := newTaskWith(t, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant))
 			total := 0
 			for _, c := range cases {
-				sb, p := caseFS(t, task, c, set)
+				sb, p := caseFS(t, task, c)
 				dir := encryptedInode(t, task, sb, p, c.Nonce, c.Ino, fscrypt.SIFDIR|0o755, 12)
 				buf, err := fscrypt.FnameAllocBuffer(task, 255)
 				if err != nil {
@@ -117,7 +116,7 @@ func TestKATContents(t *testing.T) {
 	task := newTask(t)
 	total := 0
 	for _, c := range cases {
-		sb, p := caseFS(t, task, c, patch.Set{})
+		sb, p := caseFS(t, task, c)
 		for _, r := range c.Records {
 			du, _ := strconv.Atoi(r[0])
 			idx, _ := strconv.ParseUint(r[1], 10, 64)

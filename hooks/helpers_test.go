@@ -27,12 +27,11 @@ type env struct {
 
 func newEnv(tb testing.TB, variant string, opts *memfs.Options) *env {
 	tb.Helper()
-	k := kernel.New()
+	k := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(hooks.FileOpenPatch, variant)})
 	t := k.NewTask("hooks-test")
 	t.EnableCounting()
 	tb.Cleanup(t.Exit)
-	set := patch.Set{}.MustWith(hooks.FileOpenPatch, variant)
-	sys, p, err := memfs.Boot(t, vfs.Config{Patches: set}, opts)
+	sys, p, err := memfs.Boot(t, vfs.Config{}, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -416,8 +416,8 @@ func instantiate(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, inode *vfs.Inode
 }
 
 // Boot makes a machine on k whose root filesystem is a memfs with opts
-// (nil: the defaults) and patch selection cfg.Patches, and starts a
-// process on it. t is the task that mounts.
+// (nil: the defaults), and starts a process on it; the patch variants are
+// those of t's kernel. t is the task that mounts.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
 	var data string
 	if opts != nil {

@@ -86,10 +86,10 @@ func (e errBoot) Error() string { return fmt.Sprintf("%s: %v", e.cfg, e.err) }
 
 // boot makes a system for cfg with /d ready.
 func boot(cfg config) (*system, error) {
-	k := kernel.New()
+	k := kernel.NewWith(kernel.Config{Patches: cfg.patches})
 	t := k.NewTask("tests")
 	t.EnableCounting()
-	vc := vfs.Config{Patches: cfg.patches}
+	vc := vfs.Config{}
 	var sys *vfs.System
 	var p *vfs.Proc
 	var err error

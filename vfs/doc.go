@@ -8,9 +8,9 @@
 //
 // # Machines, mounts and syscalls
 //
-//	k := kernel.New()
+//	k := kernel.NewWith(kernel.Config{Patches: set}) // the variants every layer runs
 //	t := k.NewTask("init")                  // the calling task (`current`)
-//	sys := vfs.NewSystem(k, nil, vfs.Config{Patches: set})
+//	sys := vfs.NewSystem(k, nil, vfs.Config{})
 //	sys.Mount(t, nil, memfs.Type, "/", vfs.MountOptions{})              // the root
 //	p := sys.NewProc(t, nil)                 // a process, root credentials
 //	fd, err := p.Open(t, "/tmp/f", vfs.O_CREAT|vfs.O_RDWR, 0o644)

@@ -12,7 +12,6 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fsunicode"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // FileSystemType is struct file_system_type: a filesystem that can be
@@ -48,9 +47,6 @@ type MountOptions struct {
 	// Device is the block device of a type that requires one (s_bdev),
 	// formatted by the type's Mkfs.
 	Device *BlockDevice
-	// Patches selects the patch variants the superblock's code runs; the
-	// system's default set when nil.
-	Patches *patch.Set
 	// UUID is s_uuid.
 	UUID [16]byte
 	// Encoding and Strict are s_encoding and SB_ENC_STRICT_MODE_FL, for
@@ -81,7 +77,6 @@ type SuperBlock struct {
 	id       string
 	bdev     *BlockDevice
 	uuid     [16]byte
-	patches  patch.Set
 	keyring  *fscrypt.Keyring
 	cop      fscrypt.Operations
 	op       SuperOperations
@@ -113,10 +108,6 @@ func (sb *SuperBlock) Cop() fscrypt.Operations { return sb.cop }
 
 // MasterKeys is s_master_keys (fscrypt.SuperBlock).
 func (sb *SuperBlock) MasterKeys() *fscrypt.Keyring { return sb.keyring }
-
-// Patches is the superblock's patch selection (fscrypt.SuperBlock): one
-// array load away from the variant a patched function runs.
-func (sb *SuperBlock) Patches() *patch.Set { return &sb.patches }
 
 // MaxBytes is s_maxbytes (fscrypt.SuperBlock).
 func (sb *SuperBlock) MaxBytes() int64 { return sb.maxBytes }
@@ -164,7 +155,7 @@ func (sb *SuperBlock) String() string {
 			enc += "(strict)"
 		}
 	}
-	return fmt.Sprintf("sb %s type=%s encoding=%s patches=%q keys=%d", sb.id, sb.Type.Name, enc, sb.patches.Changed(), sb.keyring.Len())
+	return fmt.Sprintf("sb %s type=%s encoding=%s patches=%q keys=%d", sb.id, sb.Type.Name, enc, sb.sys.K.Patches().Changed(), sb.keyring.Len())
 }
 
 // Mount is struct mount: a superblock attached to the namespace at a
@@ -203,8 +194,6 @@ type Config struct {
 	// Dcache configures the dentry cache (its Inodes field is set by the
 	// VFS).
 	Dcache dcache.Config[Inode]
-	// Patches is the default patch selection of mounts.
-	Patches patch.Set
 }
 
 // System is one simulated machine: the kernel (RCU, log, BUG records), the
@@ -214,8 +203,6 @@ type System struct {
 	K      *kernel.Kernel
 	Crypto *crypto.API
 	Dcache *dcache.Cache[Inode]
-	// Patches is the default patch selection of new mounts.
-	Patches patch.Set
 
 	mu      sync.Mutex
 	mounts  atomic.Pointer[map[mountKey]*Mount]
@@ -232,16 +219,17 @@ func NewSystem(k *kernel.Kernel, api *crypto.API, cfg Config) *System {
 	}
 	dc := cfg.Dcache
 	dc.Inodes = inodeOps
-	s := &System{K: k, Crypto: api, Dcache: dcache.NewCache(dc), Patches: cfg.Patches}
+	s := &System{K: k, Crypto: api, Dcache: dcache.NewCache(dc)}
 	m := map[mountKey]*Mount{}
 	s.mounts.Store(&m)
 	return s
 }
 
-// Boot makes a machine on t's kernel with patch selection cfg.Patches,
-// mounts a new superblock of fs with opts as the root of its namespace (as
-// the kernel mounts its root filesystem, init/do_mounts.c) and starts a
-// process on it, with root credentials, as init.
+// Boot makes a machine on t's kernel (whose patch set, kernel.Kernel.Patches,
+// every layer's code runs), mounts a new superblock of fs with opts as the
+// root of its namespace (as the kernel mounts its root filesystem,
+// init/do_mounts.c) and starts a process on it, with root credentials, as
+// init.
 func Boot(t *kernel.Task, cfg Config, fs *FileSystemType, opts MountOptions) (*System, *Proc, error) {
 	sys := NewSystem(t.K, nil, cfg)
 	if _, err := sys.Mount(t, nil, fs, "/", opts); err != nil {
@@ -301,10 +289,6 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 				opts.Device.release()
 			}
 		}()
-	}
-	sb.patches = s.Patches
-	if opts.Patches != nil {
-		sb.patches = *opts.Patches
 	}
 	var mp Path
 	s.mu.Lock()

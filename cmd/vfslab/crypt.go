@@ -117,7 +117,12 @@ func runCrypt(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vfslab crypt %s: %v\n", sub, err)
 		return 2
 	}
-	k := kernel.New()
+	set, err := patch.Parse(c.patches)
+	if err != nil {
+		fmt.Fprintf(stderr, "vfslab crypt %s: %v\n", sub, err)
+		return 2
+	}
+	k := kernel.NewWith(kernel.Config{Patches: set})
 	t := k.NewTask("vfslab-crypt")
 	defer t.Exit()
 	c.t = t
@@ -268,10 +273,6 @@ type cryptEnv struct {
 // env builds the filesystem and policy from the POLICY flags.
 func (c *cryptCmd) env() (*cryptEnv, error) {
 	e := &cryptEnv{}
-	set, err := patch.Parse(c.patches)
-	if err != nil {
-		return nil, usageError{err.Error()}
-	}
 	p := &e.policy
 	switch c.version {
 	case "1":
@@ -313,7 +314,7 @@ func (c *cryptCmd) env() (*cryptEnv, error) {
 	case !lblk:
 		return nil, usageError{"--nonce is required"}
 	}
-	e.sb = bare.NewSB(newCryptoAPI(), set)
+	e.sb = bare.NewSB(newCryptoAPI())
 	if c.fsUUID != "" {
 		u, err := parseHex("--fs-uuid", c.fsUUID, 16)
 		if err != nil {

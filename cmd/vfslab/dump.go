@@ -22,7 +22,6 @@ import (
 	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fsunicode"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 func init() {
@@ -349,7 +348,7 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 		return nil, usageError{fmt.Sprintf("--filenames-mode %s is not a filenames mode", fm)}
 	}
 	pad := map[int]uint8{4: fscrypt.PolicyFlagsPad4, 8: fscrypt.PolicyFlagsPad8, 16: fscrypt.PolicyFlagsPad16, 32: fscrypt.PolicyFlagsPad32}[c.padding]
-	fsb := bare.NewSB(crypto.NewAPI(), patch.Set{})
+	fsb := bare.NewSB(crypto.NewAPI())
 	id, _, err := bare.AddKey(t, fsb, 2, key)
 	if err != nil {
 		return nil, fmt.Errorf("FS_IOC_ADD_ENCRYPTION_KEY: %w", err)
@@ -368,7 +367,7 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 		i.SetRawContext(ctx.Marshal())
 		return i
 	}
-	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(bare.NewSB(crypto.NewAPI(), patch.Set{}))}
+	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(bare.NewSB(crypto.NewAPI()))}
 	if err := fscrypt.GetEncryptionInfo(t, d.withKey, false); err != nil {
 		return nil, fmt.Errorf("key setup: %w", err)
 	}

@@ -148,9 +148,9 @@ var traceBoots = map[string]func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Pr
 }
 
 func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error)) (*traceMachine, error) {
-	k := kernel.New()
+	k := kernel.NewWith(kernel.Config{Patches: set})
 	t := k.NewTask("vfslab-trace")
-	sys, p, err := boot(t, vfs.Config{Patches: set})
+	sys, p, err := boot(t, vfs.Config{})
 	if err != nil {
 		return nil, err
 	}

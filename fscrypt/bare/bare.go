@@ -14,14 +14,12 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // SB is a superblock. Its exported fields configure it before use.
 type SB struct {
 	Name          string
 	FSUUID        [16]byte
-	Set           patch.Set
 	API           fscrypt.CryptoAPI
 	Keys          *fscrypt.Keyring
 	MaxBytesLimit int64
@@ -35,11 +33,11 @@ type SB struct {
 	nextIno uint64
 }
 
-// NewSB returns a superblock named "bare" with a keyring, the patch
-// selection set and the Crypto API api; s_maxbytes is 2^44 (ext4 with 4 KiB
-// blocks).
-func NewSB(api fscrypt.CryptoAPI, set patch.Set) *SB {
-	return &SB{Name: "bare", Set: set, API: api, Keys: fscrypt.NewKeyring(), MaxBytesLimit: 1 << 44, nextIno: 11}
+// NewSB returns a superblock named "bare" with a keyring and the Crypto
+// API api; s_maxbytes is 2^44 (ext4 with 4 KiB blocks). The patch variants
+// its code runs are those of the calling task's kernel.
+func NewSB(api fscrypt.CryptoAPI) *SB {
+	return &SB{Name: "bare", API: api, Keys: fscrypt.NewKeyring(), MaxBytesLimit: 1 << 44, nextIno: 11}
 }
 
 // ID implements fscrypt.SuperBlock.
@@ -53,9 +51,6 @@ func (sb *SB) Cop() fscrypt.Operations { return sb }
 
 // MasterKeys implements fscrypt.SuperBlock.
 func (sb *SB) MasterKeys() *fscrypt.Keyring { return sb.Keys }
-
-// Patches implements fscrypt.SuperBlock.
-func (sb *SB) Patches() *patch.Set { return &sb.Set }
 
 // MaxBytes implements fscrypt.SuperBlock.
 func (sb *SB) MaxBytes() int64 { return sb.MaxBytesLimit }
