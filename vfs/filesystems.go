@@ -151,6 +151,21 @@ func MkfsFeatures(t *kernel.Task, fs *FileSystemType, dev *BlockDevice, f Featur
 	return fs.Mkfs(t, dev, fs.FeatureArgs(f))
 }
 
+// BootNew boots a machine on t's kernel whose root is a new filesystem of
+// type fs: a fresh block device formatted with the features f when the
+// type needs one (MkfsFeatures), mounted with the option string data, as
+// Boot does. Errors: the mkfs's, the mount's.
+func BootNew(t *kernel.Task, cfg Config, fs *FileSystemType, f Features, data string) (*System, *Proc, error) {
+	opts := MountOptions{Source: fs.Name, Data: data}
+	if fs.RequiresDev {
+		opts.Device = NewBlockDevice()
+		if err := MkfsFeatures(t, fs, opts.Device, f); err != nil {
+			return nil, nil, err
+		}
+	}
+	return Boot(t, cfg, fs, opts)
+}
+
 // DeviceSuper is what a filesystem's mkfs leaves on a device for fill_super
 // to find. Until the simulated devices hold whole on-disk images, it stands
 // in for the superblock block: FsType is the magic (the type whose mkfs

@@ -84,6 +84,32 @@ func (p *Proc) Chdir(t *kernel.Task, path string) (err error) {
 	return nil
 }
 
+// Chroot is chroot(2) (ksys_chroot, set_fs_root): path becomes the
+// process's root directory, which absolute paths start from and ".."
+// never climbs above; the working directory stays where it is. The
+// model has no capabilities to check (CAP_SYS_CHROOT). Errors: ENOENT,
+// ENOTDIR, and the walk's.
+func (p *Proc) Chroot(t *kernel.Task, path string) (err error) {
+	defer t.Recover(&err)
+	defer t.Trace("ksys_chroot")()
+	t.Inc(EvSyscall)
+	pa, err := p.lookupPath(t, AT_FDCWD, path, LOOKUP_FOLLOW|LOOKUP_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	p.fsMu.Lock()
+	old := p.fs.Load()
+	if old == nil {
+		p.fsMu.Unlock()
+		pa.put(t)
+		return errno.ENOENT
+	}
+	p.fs.Store(&fsStruct{root: pa, pwd: old.pwd})
+	p.fsMu.Unlock()
+	old.root.put(t)
+	return nil
+}
+
 // LookupDentry resolves path for in-kernel users and tests
 // (kern_path): the dentry with a reference the caller drops with
 // dcache.Dput. follow follows a trailing symlink.
