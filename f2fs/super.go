@@ -153,7 +153,7 @@ func Of(sb *vfs.SuperBlock) *FS {
 }
 
 // SB returns the directory code's superblock (device, encoding, lookup
-// mode, patch selection).
+// mode).
 func (fs *FS) SB() *SuperBlock { return fs.sb }
 
 // Options returns the options the filesystem was mounted with.
