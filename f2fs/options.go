@@ -10,11 +10,7 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-func init() {
-	if err := vfs.RegisterFilesystem(Type); err != nil {
-		panic("f2fs: register_filesystem: " + err.Error())
-	}
-}
+func init() { vfs.MustRegister(Type) }
 
 // featureArgs is Type.FeatureArgs (f2fs has no inode count to set: nids
 // are allocated as needed).
@@ -190,18 +186,4 @@ func (fs *FS) Remount(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	fs.sb.LookupMode = o.LookupMode
 	fs.sb.InlineDentry = !o.NoInlineDentry
 	return nil
-}
-
-// mountOptions formats a fresh device with opts' features (nil: the
-// defaults) and returns the VFS mount options that mount it with opts'
-// mount options.
-func mountOptions(t *kernel.Task, opts *Options) (vfs.MountOptions, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
-	dev := vfs.NewBlockDevice()
-	if err := mkfs(t, dev, opts.MkfsArgs()); err != nil {
-		return vfs.MountOptions{}, err
-	}
-	return vfs.MountOptions{Source: "f2fs", Device: dev, Data: opts.MountData()}, nil
 }

@@ -237,7 +237,10 @@ const maxFileSize = int64(1) << 44
 // the root of its namespace (proc and target are then ignored). The mount's
 // SB is the new superblock (Of(m.SB) its f2fs), Root its root dentry.
 func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts *Options) (*vfs.Mount, error) {
-	mo, err := mountOptions(t, opts)
+	if opts == nil {
+		opts = &Options{}
+	}
+	mo, err := vfs.FormatNew(t, Type, opts.MkfsArgs(), opts.MountData())
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +251,10 @@ func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts 
 // with opts (nil: the defaults), and starts a process on it; the patch
 // variants are those of t's kernel.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
-	mo, err := mountOptions(t, opts)
+	if opts == nil {
+		opts = &Options{}
+	}
+	mo, err := vfs.FormatNew(t, Type, opts.MkfsArgs(), opts.MountData())
 	if err != nil {
 		return nil, nil, err
 	}
