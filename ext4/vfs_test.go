@@ -28,7 +28,7 @@ func (e *env) dir(path string) *ext4.Inode {
 	d, err := e.P.LookupDentry(e.T, path, true)
 	e.Must(err)
 	defer dcache.Dput(e.T, d)
-	return ext4.DirOf(d.Inode())
+	return ext4.EXT4_I(d.Inode())
 }
 
 func (e *env) check(path string) {

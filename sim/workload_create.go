@@ -354,7 +354,7 @@ func (in *lookupInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
 			}
 			found = r != nil
 		} else {
-			r, err := ext4.FindEntry(t, ext4.DirOf(in.dir), name)
+			r, err := ext4.FindEntry(t, ext4.EXT4_I(in.dir), name)
 			if err != nil {
 				return err
 			}

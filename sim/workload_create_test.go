@@ -125,7 +125,7 @@ func TestCreateReset(t *testing.T) {
 			if fs == "f2fs" {
 				return f2fs.Of(d.Inode().SB()).SB().Dev.InUse()
 			}
-			return ext4.Of(d.Inode().SB()).SB().Dev.InUse()
+			return ext4.EXT4_SB(d.Inode().SB()).Dev.InUse()
 		}
 		before := inUse()
 		for run := 0; run < 3; run++ {
