@@ -2,6 +2,7 @@ package ext4
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/vfslab/vfslab/dcache"
@@ -12,6 +13,186 @@ import (
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/vfs"
 )
+
+// dirblockCsum is ext4_dirblock_csum over the block up to its tail.
+func (dir *Inode) dirblockCsum(b []byte) uint32 {
+	return Crc32c(dir.csumSeed(), b[:BlockSize-DirEntryTailSize])
+}
+
+// dirblockCsumSet is ext4_dirblock_csum_set.
+func (dir *Inode) dirblockCsumSet(t *kernel.Task, b []byte) {
+	if !dir.SB.MetadataCsum {
+		return
+	}
+	if !direntTailOK(b) {
+		dir.warning(t, "ext4_dirblock_csum_set", "No space for directory leaf checksum. Please run e2fsck -D.")
+		return
+	}
+	binary.LittleEndian.PutUint32(b[BlockSize-4:], dir.dirblockCsum(b))
+}
+
+// dirblockCsumVerify is ext4_dirblock_csum_verify.
+func (dir *Inode) dirblockCsumVerify(t *kernel.Task, b []byte) bool {
+	if !dir.SB.MetadataCsum {
+		return true
+	}
+	if !direntTailOK(b) {
+		dir.warning(t, "ext4_dirblock_csum_verify", "No space for directory leaf checksum. Please run e2fsck -D.")
+		return false
+	}
+	return binary.LittleEndian.Uint32(b[BlockSize-4:]) == dir.dirblockCsum(b)
+}
+
+// getDxCountlimit is get_dx_countlimit: where {limit, count} sit in an
+// index block (offset 32 in the root, 8 in a node), or -1.
+func getDxCountlimit(b []byte) int {
+	rlen := direntRecLen(b, 0)
+	switch {
+	case rlen == BlockSize:
+		return 8
+	case rlen == 12:
+		if direntRecLen(b, 12) != BlockSize-12 {
+			return -1
+		}
+		info := readDxRootInfo(b)
+		if info.reservedZero != 0 || info.infoLength != dxRootInfoLen {
+			return -1
+		}
+		return 32
+	}
+	return -1
+}
+
+// dxCsum is ext4_dx_csum.
+func (dir *Inode) dxCsum(b []byte, countOff, count int, tailOff int) uint32 {
+	c := Crc32c(dir.csumSeed(), b[:countOff+count*dxEntrySize])
+	c = Crc32c(c, b[tailOff:tailOff+4])
+	var zero [4]byte
+	return Crc32c(c, zero[:])
+}
+
+// dxCsumLocate finds the dx tail of an index block: ok false when there is
+// no room for one.
+func dxCsumLocate(b []byte) (countOff, count, tailOff int, ok bool) {
+	countOff = getDxCountlimit(b)
+	if countOff < 0 {
+		return 0, 0, 0, false
+	}
+	limit := int(binary.LittleEndian.Uint16(b[countOff:]))
+	count = int(binary.LittleEndian.Uint16(b[countOff+2:]))
+	if countOff+limit*dxEntrySize > BlockSize-dxTailSize {
+		return 0, 0, 0, false
+	}
+	return countOff, count, countOff + limit*dxEntrySize, true
+}
+
+// dxCsumSet is ext4_dx_csum_set.
+func (dir *Inode) dxCsumSet(t *kernel.Task, b []byte) {
+	if !dir.SB.MetadataCsum {
+		return
+	}
+	countOff, count, tailOff, ok := dxCsumLocate(b)
+	if !ok || count > (BlockSize-countOff)/dxEntrySize {
+		dir.errorInode(t, "ext4_dx_csum_set", 0, "dir seems corrupt?  Run e2fsck -D.")
+		return
+	}
+	binary.LittleEndian.PutUint32(b[tailOff+4:], dir.dxCsum(b, countOff, count, tailOff))
+}
+
+// dxCsumVerify is ext4_dx_csum_verify.
+func (dir *Inode) dxCsumVerify(t *kernel.Task, b []byte) bool {
+	if !dir.SB.MetadataCsum {
+		return true
+	}
+	countOff, count, tailOff, ok := dxCsumLocate(b)
+	if !ok || count > (BlockSize-countOff)/dxEntrySize {
+		dir.errorInode(t, "ext4_dx_csum_verify", 0, "dir seems corrupt?  Run e2fsck -D.")
+		return false
+	}
+	return binary.LittleEndian.Uint32(b[tailOff+4:]) == dir.dxCsum(b, countOff, count, tailOff)
+}
+
+// Directory block kinds for readDirblock (dirblock_type_t).
+type dirblockType int
+
+const (
+	either dirblockType = iota
+	index
+	dirent
+	direntHtree
+)
+
+// errBadDxDir is ERR_BAD_DX_DIR: an htree format error after which the
+// caller falls back to a linear search; never returned to users.
+var errBadDxDir = fmt.Errorf("ERR_BAD_DX_DIR")
+
+// EFSBADCRC is the kernel's EFSBADCRC (EBADMSG): a metadata checksum
+// mismatch.
+var EFSBADCRC = errno.EBADMSG
+
+// readDirblock is __ext4_read_dirblock: the block past i_size and holes
+// where the htree needs a block are EFSCORRUPTED; with metadata_csum an
+// index block must pass ext4_dx_csum_verify and a leaf ext4_dirblock_csum_verify
+// (EFSBADCRC otherwise). A hole elsewhere returns nil.
+func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn string) ([]byte, error) {
+	if lblk >= dir.nblocks() {
+		dir.errorInode(t, fn, lblk, "Attempting to read directory block (%d) that is past i_size (%d)", lblk, dir.Size())
+		return nil, errno.EFSCORRUPTED
+	}
+	pblk := dir.PhysBlock(lblk)
+	b := dir.SB.Dev.Block(pblk)
+	if b == nil {
+		if typ == index || typ == direntHtree || lblk == 0 {
+			kind := "leaf"
+			if typ == index {
+				kind = "index"
+			}
+			dir.errorInode(t, fn, lblk, "Directory hole found for htree %s block %d", kind, lblk)
+			return nil, errno.EFSCORRUPTED
+		}
+		return nil, nil
+	}
+	isDxBlock := false
+	if dir.IsDx() {
+		if lblk == 0 || direntRecLen(b, 0) == BlockSize {
+			isDxBlock = true
+		}
+	}
+	if !isDxBlock && typ == index {
+		dir.errorInode(t, fn, lblk, "directory leaf block found instead of index block")
+		return nil, errno.EFSCORRUPTED
+	}
+	if !dir.SB.MetadataCsum || dir.SB.Dev.BufferVerified(pblk) {
+		return b, nil
+	}
+	if isDxBlock && typ == index {
+		if !dir.dxCsumVerify(t, b) {
+			dir.errorInode(t, fn, lblk, "Directory index failed checksum")
+			return nil, EFSBADCRC
+		}
+		dir.SB.Dev.SetBufferVerified(pblk)
+	}
+	if !isDxBlock {
+		if !dir.dirblockCsumVerify(t, b) {
+			dir.errorInode(t, fn, lblk, "Directory block failed checksum")
+			return nil, EFSBADCRC
+		}
+		dir.SB.Dev.SetBufferVerified(pblk)
+	}
+	return b, nil
+}
+
+// markDirty stands for ext4_handle_dirty_dirblock / _dx_node: the checksum
+// is recomputed and the buffer stays verified.
+func (dir *Inode) markDirtyLeaf(t *kernel.Task, lblk uint32, b []byte) {
+	dir.dirblockCsumSet(t, b)
+	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
+}
+
+func (dir *Inode) markDirtyDx(t *kernel.Task, lblk uint32, b []byte) {
+	dir.dxCsumSet(t, b)
+	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
+}
 
 // Events counted by the directory code, once per operation.
 var (

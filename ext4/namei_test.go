@@ -488,3 +488,38 @@ func TestHtreeContinuation(t *testing.T) {
 		}
 	}
 }
+
+// TestIsCasefoldedNeedsEncoding: IS_CASEFOLDED for the directory code is
+// S_CASEFOLD on a superblock with an encoding: without one, a directory
+// flagged casefolded looks names up exactly, as before the one inode.
+func TestIsCasefoldedNeedsEncoding(t *testing.T) {
+	tk := kernel.New().NewTask("test")
+	t.Cleanup(tk.Exit)
+	sb := testSB(t, tk)
+	if sb.Encoding != nil {
+		t.Fatal("default mount has an encoding")
+	}
+	dir := testDirInode(t, tk, sb, 12, 1, true)
+	if err := InitNewDir(tk, dir, parentIno); err != nil {
+		t.Fatal(err)
+	}
+	if !dir.Inode.IsCasefolded() || dir.IsCasefolded() || dir.HashInDirent() {
+		t.Fatalf("S_CASEFOLD %v, IS_CASEFOLDED %v without an encoding", dir.Inode.IsCasefolded(), dir.IsCasefolded())
+	}
+	mustAdd(t, tk, dir, "Name", 20)
+	if r, err := find(tk, dir, "name"); r != nil || err != nil {
+		t.Fatalf("exact lookup found %v %v", r, err)
+	}
+	sb.Encoding = asciiFold{}
+	if !dir.IsCasefolded() {
+		t.Fatal("not casefolded with an encoding")
+	}
+	if r, err := find(tk, dir, "name"); r == nil || err != nil || r.Entry.Inode != 20 {
+		t.Fatalf("casefolded lookup: %v %v", r, err)
+	}
+	dir.Flags &^= CasefoldFL
+	dir.SetInodeFlags()
+	if dir.Inode.IsCasefolded() || dir.IsCasefolded() {
+		t.Fatal("S_CASEFOLD does not follow EXT4_CASEFOLD_FL")
+	}
+}

@@ -303,3 +303,14 @@ func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc
 func (sb *SuperBlock) DropInode(t *kernel.Task, inode *vfs.Inode) bool {
 	return vfs.GenericDropInode(t, inode)
 }
+
+// errorInode logs like ext4_error_inode: "EXT4-fs error (device D): FN:
+// inode #N: block B: comm C: MSG".
+func (dir *Inode) errorInode(t *kernel.Task, fn string, block uint32, format string, args ...any) {
+	t.Printk("EXT4-fs error (device %s): %s: inode #%d: block %d: comm %s: %s", dir.SB.Name, fn, dir.ino(), block, t.Comm, fmt.Sprintf(format, args...))
+}
+
+// warning logs like ext4_warning_inode.
+func (dir *Inode) warning(t *kernel.Task, fn string, format string, args ...any) {
+	t.Printk("EXT4-fs warning (device %s): %s: inode #%d: comm %s: %s", dir.SB.Name, fn, dir.ino(), t.Comm, fmt.Sprintf(format, args...))
+}
