@@ -537,7 +537,7 @@ func (dir *Inode) isDxInternalNode(lblk uint32, b []byte) bool {
 // index is bad, or when the name is missing from a casefolded directory
 // whose superblock lacks the no-compat-fallback flag; else every block in
 // turn from the last block where a name was found. It returns nil and no
-// error when the name is absent.
+// error when the name is absent. Errors: EFSCORRUPTED, EFSBADCRC, ENOMEM.
 func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error) {
 	defer t.Trace("__ext4_find_entry")()
 	t.Inc(EvFindEntry)
@@ -604,7 +604,8 @@ func isDotDotdot(name []byte) bool {
 }
 
 // FindEntry is ext4_find_entry: SetupFilename (as a lookup), then
-// FindEntryFname. ENOENT from fscrypt means not found.
+// FindEntryFname. ENOENT from fscrypt means not found. Errors: those of
+// SetupFilename and FindEntryFname.
 func FindEntry(t *kernel.Task, dir *Inode, name []byte) (*DentryRef, error) {
 	f, err := SetupFilename(t, dir, name, true)
 	if err == errno.ENOENT {
@@ -617,7 +618,8 @@ func FindEntry(t *kernel.Task, dir *Inode, name []byte) (*DentryRef, error) {
 	return FindEntryFname(t, dir, f)
 }
 
-// InodeByName returns the inode number of name, or 0.
+// InodeByName returns the inode number of name, or 0; errors as
+// FindEntry's.
 func InodeByName(t *kernel.Task, dir *Inode, name []byte) (uint32, error) {
 	r, err := FindEntry(t, dir, name)
 	if r == nil {
@@ -1145,7 +1147,7 @@ func DeleteEntry(t *kernel.Task, dir *Inode, r *DentryRef) error {
 }
 
 // SetLink is ext4_setent: the dirent now names inode ino (rename onto an
-// existing name).
+// existing name). Errors: ENOENT when the ref is stale.
 func SetLink(t *kernel.Task, dir *Inode, r *DentryRef, ino, mode uint32) error {
 	b := dir.BlockAt(r.Lblk)
 	if b == nil || direntInode(b, r.Off) == 0 {
@@ -1192,7 +1194,7 @@ func SetDotdot(t *kernel.Task, dir *Inode, parentIno uint32) error {
 
 // InitNewDir is ext4_init_new_dir with ext4_init_dot_dotdot: block 0 holds
 // "." (rec_len 12) and ".." spanning the rest of the block (up to the
-// checksum tail).
+// checksum tail). The directory must have no blocks yet (a new inode).
 func InitNewDir(t *kernel.Task, dir *Inode, parentIno uint32) error {
 	csum := dir.SB.csumSize()
 	dir.SetSize(0)
@@ -1216,7 +1218,9 @@ func InitNewDir(t *kernel.Task, dir *Inode, parentIno uint32) error {
 	return nil
 }
 
-// EmptyDir is ext4_empty_dir: only "." and "..".
+// EmptyDir is ext4_empty_dir: only "." and "..". A directory whose blocks
+// cannot be read, or whose "." or ".." is missing, is not empty (with a
+// log line).
 func EmptyDir(t *kernel.Task, dir *Inode) bool {
 	if dir.Size() < int64(DirRecLen(1, false)+DirRecLen(2, false)) {
 		dir.errorInode(t, "ext4_empty_dir", 0, "invalid size")
