@@ -39,12 +39,14 @@
 // inode.go (ext4_alloc_inode, ext4_iget, ext4_evict_inode, the block
 // maps), namei.go (the directory code and ext4_dir_inode_operations),
 // dir.go and readdir.go (ext4_dir_operations, ext4_readdir), file.go
-// (ext4_file_operations), ioctl.go, symlink.go, crypto.go (ext4_cryptops
-// and Context), hash.go, name.go (struct ext4_filename). Every mount formats a new device with mke2fs's defaults
-// (Options changes them): metadata_csum, dir_index, signed half_md4
-// directory hashes, the root directory (inode 2). Inodes live in memory (a
-// table from inode number to inode); directory blocks and the 4 KiB blocks
-// of file contents live on the device. The inode and file operations call
+// (ext4_file_operations), ioctl.go, symlink.go, crypto.go (ext4_cryptops,
+// ext4_fname_setup_filename and its kin), hash.go (ext4fs_dirhash) and
+// name.go (struct ext4_filename, ext4_match). Every mount formats a new
+// device with mke2fs's defaults (Options changes them): metadata_csum,
+// dir_index, signed half_md4 directory hashes, the root directory (inode
+// 2). Inodes live in memory (a table from inode number to inode);
+// directory blocks and the 4 KiB blocks of file contents live on the
+// device. The inode and file operations call
 // the fscrypt hooks where ext4 does (fscrypt_prepare_lookup,
 // fscrypt_prepare_new_inode and fscrypt_set_context, fscrypt_prepare_link,
 // fscrypt_prepare_rename, fscrypt_prepare_symlink and

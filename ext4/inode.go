@@ -71,7 +71,8 @@ type Inode struct {
 }
 
 // EXT4_I is EXT4_I(inode): the ext4 inode that embeds a VFS inode of an
-// ext4 superblock.
+// ext4 superblock (like container_of, it is only for ext4's inodes: for
+// another filesystem's it panics).
 func EXT4_I(inode *vfs.Inode) *Inode { return inode.Private.(*Inode) }
 
 // ino is i_ino as the on-disk 32 bits.
