@@ -95,7 +95,10 @@ func (o Options) String() string {
 // from the on-disk superblock: the simulated device, the features, the
 // hash and checksum seeds, the encoding, the table of in-memory inodes
 // (the inode table: number -> inode) and the operation tables. It hangs
-// off the VFS superblock's s_fs_info (EXT4_SB).
+// off the VFS superblock's s_fs_info (EXT4_SB). fill_super sets the
+// exported fields and nothing changes them on a mounted filesystem; tools
+// and tests that build one directory outside the namespace (NewDirInode)
+// may set them before they make it.
 type SuperBlock struct {
 	// Dev holds the directory blocks and the file contents.
 	Dev *Device
