@@ -1,26 +1,19 @@
 package ext4
 
 import (
-	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/vfs"
 )
 
 // dirFileOps are a directory's file operations (ext4_dir_operations,
-// fs/ext4/dir.c).
+// fs/ext4/dir.c). They have no ->open: since Linux 5.11 (commit "ext4:
+// remove ext4_dir_open()") an encrypted directory opens whether or not
+// its key can be set up, and readdir and lookup set it up themselves, so
+// a key setup that fails (ENOMEM) fails getdents, not open.
 type dirFileOps struct {
 	vfs.DirFileOps
 	sb *SuperBlock
-}
-
-// Open is ext4_dir_open: an encrypted directory's key is set up if
-// available (fscrypt_prepare_readdir; EIO if that fails).
-func (o *dirFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
-	if inode.IsEncrypted() && hooks.FscryptPrepareReaddir(t, inode) != nil {
-		return errno.EIO
-	}
-	return nil
 }
 
 // Llseek is ext4_dir_llseek: an htree directory's positions are hashes, up
