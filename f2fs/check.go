@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 )
 
@@ -126,8 +127,8 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 			name, _ := d.Name(i, int(de.NameLen))
 			if !d.TestBit(i) || string(name) != want || de.HashCode != 0 {
 				problems = append(problems, fmt.Sprintf("%s: slot %d is not %q with hash 0", where, i, want))
-			} else if i == 0 && de.Ino != dir.Ino {
-				problems = append(problems, fmt.Sprintf("%s: \".\" points to inode %d, not %d", where, de.Ino, dir.Ino))
+			} else if i == 0 && de.Ino != dir.nid() {
+				problems = append(problems, fmt.Sprintf("%s: \".\" points to inode %d, not %d", where, de.Ino, dir.Ino()))
 			}
 		}
 	}
@@ -136,8 +137,8 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 		problems = append(problems, CheckDentryPtr(&d, "inline", hashOf, nil)...)
 		checkDots(&d, "inline")
 		checkDups(&d, "inline")
-		if len(dir.pages) != 0 {
-			problems = append(problems, fmt.Sprintf("inline directory has %d dentry blocks", len(dir.pages)))
+		if len(dir.data) != 0 {
+			problems = append(problems, fmt.Sprintf("inline directory has %d dentry blocks", len(dir.data)))
 		}
 	} else {
 		sawBlock0 := false
@@ -174,7 +175,7 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 		return nil
 	}
 	if t != nil {
-		dir.SB.warn(t, "inode %d: %s, run fsck to fix.", dir.Ino, problems[0])
+		dir.SB.warn(t, "inode %d: %s, run fsck to fix.", dir.Ino(), problems[0])
 	}
 	return &CheckError{Problems: problems}
 }
@@ -225,11 +226,11 @@ func nameKey(t *kernel.Task, dir *Inode, disk []byte) (string, bool) {
 }
 
 func decryptForCheck(t *kernel.Task, dir *Inode, disk []byte) ([]byte, bool) {
-	if t == nil || !dir.Crypt.HasKey() {
+	if t == nil || !fscrypt.HasEncryptionKey(&dir.Inode) {
 		return nil, false
 	}
 	out := make([]byte, len(disk))
-	n, err := dir.Crypt.DiskToUsr(t, 0, 0, disk, out)
+	n, err := fscrypt.FnameDiskToUsr(t, &dir.Inode, 0, 0, disk, out)
 	if err != nil {
 		return nil, false
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/events"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/vfs"
@@ -156,7 +157,7 @@ func matchName(t *kernel.Task, dir *Inode, f *Filename, deName []byte, pre *vfs.
 		return res > 0, err
 	}
 	if f.hasCrypt {
-		return dir.Crypt.MatchName(&f.crypt, deName), nil
+		return f.matchCrypt(deName), nil
 	}
 	return bytes.Equal(f.DiskName, deName), nil
 }
@@ -278,7 +279,7 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 		} else if dir.dirBlocks() != 0 {
 			maxDepth := dir.CurrentDepth
 			if maxDepth > MaxDirHashDepth {
-				dir.SB.warn(t, "Corrupted max_depth of %d: %d", dir.Ino, maxDepth)
+				dir.SB.warn(t, "Corrupted max_depth of %d: %d", dir.Ino(), maxDepth)
 				maxDepth = MaxDirHashDepth
 				dir.CurrentDepth = maxDepth
 			}
@@ -313,15 +314,16 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 // FindEntryFname. A name that cannot exist (ENOENT from fscrypt) is simply
 // not found.
 func FindEntry(t *kernel.Task, dir *Inode, name []byte) (*DentryRef, error) {
-	f, err := SetupFilename(t, dir, name, true)
+	var f Filename
+	err := SetupFilename(t, dir, name, true, &f)
 	if err == errno.ENOENT {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer FreeFilename(t, dir, f)
-	return FindEntryFname(t, dir, f)
+	defer FreeFilename(t, dir, &f)
+	return FindEntryFname(t, dir, &f)
 }
 
 // InodeByName is f2fs_inode_by_name: the inode number of name, or 0.
@@ -409,8 +411,8 @@ func ConvertInlineDir(t *kernel.Task, dir *Inode) error {
 		clear(dir.inlineArea())
 		dir.Inline = false
 		dir.CurrentDepth = 1
-		if dir.Size < BlockSize {
-			dir.Size = BlockSize
+		if dir.Size() < BlockSize {
+			dir.SetSize(BlockSize)
 		}
 		return nil
 	}
@@ -446,7 +448,7 @@ func ConvertInlineDir(t *kernel.Task, dir *Inode) error {
 			}
 			copy(dir.inlineArea(), backup)
 			dir.CurrentDepth = 0
-			dir.Size = int64(dir.Geo.MaxInlineData)
+			dir.SetSize(int64(dir.Geo.MaxInlineData))
 			return err
 		}
 		bitPos += GetDentrySlots(int(de.NameLen))
@@ -474,14 +476,15 @@ func AddDentry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error 
 // ENOMEM and fscrypt's.
 func AddLink(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
 	defer t.Trace("f2fs_do_add_link")()
-	f, err := SetupFilename(t, dir, name, false)
-	if err != nil {
+	var f Filename
+	if err := SetupFilename(t, dir, name, false, &f); err != nil {
 		return err
 	}
-	defer FreeFilename(t, dir, f)
+	defer FreeFilename(t, dir, &f)
 	var de *DentryRef
+	var err error
 	if dir.task != t {
-		de, err = FindEntryFname(t, dir, f)
+		de, err = FindEntryFname(t, dir, &f)
 		dir.task = nil
 	}
 	switch {
@@ -490,7 +493,7 @@ func AddLink(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
 	case err != nil:
 		return err
 	}
-	return AddDentry(t, dir, f, ino, mode)
+	return AddDentry(t, dir, &f, ino, mode)
 }
 
 // DeleteEntry is f2fs_delete_entry (and f2fs_delete_inline_entry): it clears
@@ -548,13 +551,13 @@ func MakeEmptyDir(t *kernel.Task, dir *Inode, parentIno, parentMode uint32) erro
 	var d DentryPtr
 	if dir.Inline {
 		d = dir.InlineDentryPtr()
-		if dir.Size < int64(dir.Geo.MaxInlineData) {
-			dir.Size = int64(dir.Geo.MaxInlineData)
+		if dir.Size() < int64(dir.Geo.MaxInlineData) {
+			dir.SetSize(int64(dir.Geo.MaxInlineData))
 		}
 	} else {
 		d = MakeDentryPtrBlock(dir.getNewDataBlock(0))
 	}
-	d.UpdateDentry(dir.Ino, dir.Mode, []byte("."), 0, 0)
+	d.UpdateDentry(dir.nid(), dir.Mode(), []byte("."), 0, 0)
 	d.UpdateDentry(parentIno, parentMode, []byte(".."), 0, 1)
 	return nil
 }
@@ -615,7 +618,7 @@ func fillDentries(t *kernel.Task, dir *Inode, ctx *DirContext, d *DentryPtr, sta
 		}
 		name, _ := d.Name(namePos, int(de.NameLen))
 		if dir.IsEncrypted() {
-			n, err := dir.Crypt.DiskToUsr(t, de.HashCode, 0, name, fstr)
+			n, err := fscrypt.FnameDiskToUsr(t, &dir.Inode, de.HashCode, 0, name, fstr)
 			if err != nil {
 				return false, err
 			}

@@ -28,7 +28,7 @@ func (e *env) dir(path string) *f2fs.Inode {
 	d, err := e.P.LookupDentry(e.T, path, true)
 	e.Must(err)
 	defer dcache.Dput(e.T, d)
-	return f2fs.DirOf(d.Inode())
+	return f2fs.F2FS_I(d.Inode())
 }
 
 func (e *env) check(path string) {

@@ -324,7 +324,7 @@ func setupLookup(env *Env) (Instance, error) {
 		return nil, fmt.Errorf("lookup: building %s: %w", dir, err)
 	}
 	if p.fs == "f2fs" {
-		f2fs.Of(in.dir.SB()).SB().LookupMode = mode
+		f2fs.F2FS_SB(in.dir.SB()).LookupMode = mode
 	}
 	for i := 0; i < 512; i++ {
 		if in.hit {
@@ -348,7 +348,7 @@ func (in *lookupInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
 		defer in.dir.Rwsem.Unlock()
 		var found bool
 		if in.fs == "f2fs" {
-			r, err := f2fs.FindEntry(t, f2fs.DirOf(in.dir), name)
+			r, err := f2fs.FindEntry(t, f2fs.F2FS_I(in.dir), name)
 			if err != nil {
 				return err
 			}

@@ -123,7 +123,7 @@ func TestCreateReset(t *testing.T) {
 			}
 			defer dcache.Dput(t0, d)
 			if fs == "f2fs" {
-				return f2fs.Of(d.Inode().SB()).SB().Dev.InUse()
+				return f2fs.F2FS_SB(d.Inode().SB()).Dev.InUse()
 			}
 			return ext4.Of(d.Inode().SB()).SB().Dev.InUse()
 		}

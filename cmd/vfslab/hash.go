@@ -245,8 +245,8 @@ func (c *hashCmd) ext4(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicod
 }
 
 // f2fs computes f2fs_hash_filename of name: with --casefold through
-// f2fs.InitCasefoldedName and f2fs.HashFilename in a casefolded directory
-// (encrypted, with only its dirhash key, when --dirhash-key is given), else
+// f2fs.CasefoldedHash, as in a casefolded directory (encrypted, with only
+// its dirhash key, when --dirhash-key is given), else
 // TEA or SipHash of the bytes as given.
 func (c *hashCmd) f2fs(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicode.Map) (string, error) {
 	if um == nil {
@@ -255,28 +255,17 @@ func (c *hashCmd) f2fs(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicod
 		}
 		return fmt.Sprintf("%08x", f2fs.F2fsDentryHash(name)), nil
 	}
-	sb := f2fs.NewSuperBlock()
-	sb.Encoding = um
-	dir := f2fs.NewDirInode(sb, 4, 0o755)
-	dir.Flags |= f2fs.CasefoldFL
-	if key != nil {
-		dir.Crypt = f2fsKeyOnly{dirhashKey{*key}}
-	}
-	f := &f2fs.Filename{UsrName: name, DiskName: name}
-	if err := f2fs.InitCasefoldedName(t, dir, f); err != nil {
+	h, err := f2fs.CasefoldedHash(t, um, false, name, key)
+	if err != nil {
 		return "", err
 	}
-	defer f2fs.FreeFilename(t, dir, f)
-	if err := f2fs.HashFilename(dir, f); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%08x", f.Hash), nil
+	return fmt.Sprintf("%08x", h), nil
 }
 
 // dirhashKey stands for the fscrypt side of an encrypted and casefolded
 // directory whose key is set up, when only its dirhash key matters (the
-// name operations refuse with EOPNOTSUPP). ext4KeyOnly and f2fsKeyOnly
-// make it an ext4.NameCrypt and an f2fs.NameCrypt.
+// name operations refuse with EOPNOTSUPP). ext4KeyOnly makes it an
+// ext4.NameCrypt.
 type dirhashKey struct{ key [2]uint64 }
 
 func (d dirhashKey) HasKey() bool                  { return true }
@@ -293,15 +282,4 @@ func (ext4KeyOnly) SetupFilename(*kernel.Task, []byte, bool) (ext4.CryptName, er
 func (ext4KeyOnly) FreeFilename(*kernel.Task, *ext4.CryptName) {}
 func (ext4KeyOnly) MatchName(*ext4.CryptName, []byte) bool     { return false }
 
-type f2fsKeyOnly struct{ dirhashKey }
-
-func (f2fsKeyOnly) SetupFilename(*kernel.Task, []byte, bool) (f2fs.CryptName, error) {
-	return f2fs.CryptName{}, errno.EOPNOTSUPP
-}
-func (f2fsKeyOnly) FreeFilename(*kernel.Task, *f2fs.CryptName) {}
-func (f2fsKeyOnly) MatchName(*f2fs.CryptName, []byte) bool     { return false }
-
-var (
-	_ ext4.NameCrypt = ext4KeyOnly{}
-	_ f2fs.NameCrypt = f2fsKeyOnly{}
-)
+var _ ext4.NameCrypt = ext4KeyOnly{}
