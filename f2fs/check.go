@@ -45,22 +45,14 @@ func (c *areaCheck) fail(format string, args ...any) {
 // bucket. It returns the problems found.
 func CheckDentryPtr(d *DentryPtr, where string, hashOf func(name []byte) (uint32, bool), bucketOK func(hash uint32) bool) []string {
 	c := &areaCheck{where: where}
-	for bitPos := 0; bitPos < d.Max; {
-		if !d.TestBit(bitPos) {
-			bitPos++
-			continue
-		}
-		de := d.Entry(bitPos)
-		if de.NameLen == 0 {
-			c.fail("slot %d: bitmap bit set over an empty slot (name_len 0)", bitPos)
-			bitPos++
-			continue
-		}
-		slots := GetDentrySlots(int(de.NameLen))
-		if de.NameLen > NameLen || bitPos+slots > d.Max {
+	d.walkDentries(0, func(bitPos int, de DirEntry, slots int, name []byte, ok bool) bool {
+		switch {
+		case !ok:
 			c.fail("slot %d: name_len %d runs past the area", bitPos, de.NameLen)
-			bitPos++
-			continue
+			return true
+		case slots == 0:
+			c.fail("slot %d: bitmap bit set over an empty slot (name_len 0)", bitPos)
+			return true
 		}
 		for i := 1; i < slots; i++ {
 			if !d.TestBit(bitPos + i) {
@@ -76,7 +68,6 @@ func CheckDentryPtr(d *DentryPtr, where string, hashOf func(name []byte) (uint32
 		if de.FileType >= FtMax {
 			c.fail("slot %d: file type %d", bitPos, de.FileType)
 		}
-		name, _ := d.Name(bitPos, int(de.NameLen))
 		if hashOf != nil {
 			if h, ok := hashOf(name); ok && h != de.HashCode {
 				c.fail("slot %d: hash_code %08x, name %s hashes to %08x", bitPos, de.HashCode, quoteName(name), h)
@@ -85,8 +76,8 @@ func CheckDentryPtr(d *DentryPtr, where string, hashOf func(name []byte) (uint32
 		if bucketOK != nil && !bucketOK(de.HashCode) {
 			c.fail("slot %d: hash_code %08x is not in this block's bucket", bitPos, de.HashCode)
 		}
-		bitPos += slots
-	}
+		return true
+	})
 	return c.problems
 }
 
@@ -103,23 +94,19 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 	hashOf := func(name []byte) (uint32, bool) { return expectedHash(t, dir, name) }
 	seen := map[string]string{}
 	checkDups := func(d *DentryPtr, where string) {
-		for bitPos := d.FindNextBit(0); bitPos < d.Max; {
-			nl := d.nameLenAt(bitPos)
-			name, ok := d.Name(bitPos, nl)
-			if nl == 0 || !ok {
-				bitPos = d.FindNextBit(bitPos + 1)
-				continue
+		d.walkDentries(0, func(bitPos int, _ DirEntry, slots int, name []byte, ok bool) bool {
+			if !ok || slots == 0 {
+				return true
 			}
-			key, ok := nameKey(t, dir, name)
-			if ok {
+			if key, ok := nameKey(t, dir, name); ok {
 				if prev, dup := seen[key]; dup {
 					problems = append(problems, fmt.Sprintf("%s slot %d: name %s also at %s", where, bitPos, quoteName(name), prev))
 				} else {
 					seen[key] = fmt.Sprintf("%s slot %d", where, bitPos)
 				}
 			}
-			bitPos = d.FindNextBit(bitPos + GetDentrySlots(nl))
-		}
+			return true
+		})
 	}
 	checkDots := func(d *DentryPtr, where string) {
 		for i, want := range []string{".", ".."} {
