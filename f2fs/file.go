@@ -28,7 +28,9 @@ type fileOps struct {
 }
 
 // Setattr is f2fs_setattr: fscrypt_prepare_setattr (an encrypted file's
-// size changes need its key), then the truncation. The VFS holds i_rwsem.
+// size changes need its key), then the truncation. The VFS holds the
+// inode's i_rwsem exclusive and a reference on d. Errors: ENOKEY, EFBIG
+// and the other errors of fscrypt_prepare_setattr, ENOMEM.
 func (o *fileOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
 	defer t.Trace("f2fs_setattr")()
 	if err := hooks.FscryptPrepareSetattr(t, d, attr); err != nil {
@@ -46,95 +48,53 @@ type fileFileOps struct {
 	sbi *SuperBlock
 }
 
-// Open is f2fs_file_open: fscrypt_file_open first (ENOKEY for an encrypted
-// file without its key; the parent check of seed 004's variants).
+// Open is f2fs_file_open: fscrypt_file_open first (the parent check of
+// seed 004's variants). The VFS holds a reference on the file's path.
+// Errors: ENOKEY (an encrypted file without its key), EPERM (a policy
+// the encrypted parent does not permit), ENOMEM.
 func (o *fileFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
 	defer t.Trace("f2fs_file_open")()
 	return hooks.FscryptFileOpen(t, inode, f)
 }
 
 // ReadIter is f2fs_file_read_iter (the buffered read path): the pages are
-// read from the device and, in an encrypted file, decrypted per data unit.
+// read from the device and, in an encrypted file, decrypted per data unit,
+// under the mapping's lock (no i_rwsem). Errors: ENOKEY (an encrypted
+// file without its key); a page that cannot be read ends the read.
 func (o *fileFileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
 	defer t.Trace("f2fs_file_read_iter")()
 	return vfs.FilemapRead(t, &F2FS_I(f.Inode()).mapping, buf, pos)
 }
 
-// WriteIter is f2fs_file_write_iter, under the inode's i_rwsem: each page
-// is written through (read, modified, encrypted into a bounce page in an
-// encrypted file, stored).
+// WriteIter is f2fs_file_write_iter, which takes the inode's i_rwsem
+// (the caller must not hold it): each page is written through (read,
+// modified, encrypted into a bounce page in an encrypted file, stored).
+// Errors: ENOKEY, EFBIG (past s_maxbytes), ENOMEM.
 func (o *fileFileOps) WriteIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
 	defer t.Trace("f2fs_file_write_iter")()
 	return vfs.GenericFileWriteIter(t, f, &F2FS_I(f.Inode()).mapping, buf, pos)
 }
 
 // Llseek is f2fs_llseek for SEEK_SET/CUR/END (generic_file_llseek_size);
-// SEEK_DATA and SEEK_HOLE are answered as for a file without holes.
+// SEEK_DATA and SEEK_HOLE are answered as for a file without holes. The
+// VFS holds f_pos_lock. Errors: EINVAL (a bad whence or a negative result), ENXIO (SEEK_DATA or
+// SEEK_HOLE at or past i_size).
 func (o *fileFileOps) Llseek(t *kernel.Task, f *vfs.File, off int64, whence int) (int64, error) {
 	inode := f.Inode()
 	return vfs.GenericFileLlseek(f, off, whence, inode.SB().MaxBytes(), inode.Size())
 }
 
-// UnlockedIoctl is f2fs_ioctl.
+// UnlockedIoctl is f2fs_ioctl (see SuperBlock.ioctl).
 func (o *fileFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
 	return o.sbi.ioctl(t, f, cmd, arg)
 }
 
-// dirFileOps are a directory's file operations (f2fs_dir_operations).
-type dirFileOps struct {
-	vfs.DirFileOps
-	sbi *SuperBlock
-}
-
-// Open is f2fs_dir_open: an encrypted directory's key is set up if
-// available (fscrypt_prepare_readdir; EIO if that fails).
-func (o *dirFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
-	if inode.IsEncrypted() && hooks.FscryptPrepareReaddir(t, inode) != nil {
-		return errno.EIO
-	}
-	return nil
-}
-
-// Llseek is generic_file_llseek_size over the directory's positions
-// (slots: page * 214 + slot, or inline slots).
-func (o *dirFileOps) Llseek(t *kernel.Task, f *vfs.File, off int64, whence int) (int64, error) {
-	inode := f.Inode()
-	return vfs.GenericFileLlseek(f, off, whence, inode.SB().MaxBytes(), inode.Size())
-}
-
-// IterateShared is f2fs_readdir: fscrypt_prepare_readdir, then the dentries
-// from the position on, in slot order of the inline area or of each dentry
-// block ("." and ".." are the first two dentries), names decrypted, or
-// shown as no-key names whose dirhash is the dentry's hash_code without the
-// key. A corrupt dentry is EFSCORRUPTED with a warning.
-func (o *dirFileOps) IterateShared(t *kernel.Task, f *vfs.File, ctx *vfs.DirContext) error {
-	defer t.Trace("f2fs_readdir")()
-	dir := f.Inode()
-	if dir.IsEncrypted() {
-		if err := hooks.FscryptPrepareReaddir(t, dir); err != nil {
-			return err
-		}
-	}
-	fi := F2FS_I(dir)
-	fi.readMu.Lock()
-	defer fi.readMu.Unlock()
-	fctx := &DirContext{Pos: ctx.Pos}
-	fctx.Actor = func(name []byte, ino uint32, dtype uint8) bool {
-		ctx.Pos = fctx.Pos
-		return ctx.DirEmit(string(name), uint64(ino), dtype)
-	}
-	err := Readdir(t, fi, fctx)
-	ctx.Pos = fctx.Pos
-	return err
-}
-
-// UnlockedIoctl is f2fs_ioctl.
-func (o *dirFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	return o.sbi.ioctl(t, f, cmd, arg)
-}
-
-// ioctl is f2fs_ioctl: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS and the fscrypt
-// ioctls (EOPNOTSUPP without the encrypt feature).
+// ioctl is f2fs_ioctl: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (which take the
+// inode's i_rwsem themselves: the caller holds no inode lock) and the
+// fscrypt ioctls. Errors: ENOTTY for another command; EOPNOTSUPP (the
+// fscrypt ioctls without the encrypt feature, a casefold flag the
+// filesystem or the file type cannot carry), ENOTEMPTY, EFAULT, and
+// fscrypt's.
 func (sbi *SuperBlock) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
 	if handled, ret, err := vfs.IoctlFlags(t, f, cmd, arg, fileattr{sbi}); handled {
 		return ret, err
