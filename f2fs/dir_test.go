@@ -373,12 +373,7 @@ func TestParseLookupMode(t *testing.T) {
 func TestCorruptNameLen(t *testing.T) {
 	tk, dir := newTestDir(t, dirOpts{noInline: true, casefold: true})
 	mustAdd(t, tk, dir, "victim", 11)
-	r, _ := find(tk, dir, "victim")
-	d := MakeDentryPtrBlock(dir.findDataBlock(r.Page))
-	// name_len past the block.
-	e := d.Entry(r.BitPos)
-	e.NameLen = 0xfff0
-	d.putEntry(r.BitPos, e)
+	setNameLen(t, tk, dir, "victim", 0xfff0) // name_len past the block
 	_, err := find(tk, dir, "victim")
 	if !errors.Is(err, errno.EFSCORRUPTED) {
 		t.Fatalf("lookup of corrupt dentry: %v", err)

@@ -149,11 +149,7 @@ func TestWalkDirentsCorrupt(t *testing.T) {
 	mustAdd(t, tk, dir, "first", 11)
 	mustAdd(t, tk, dir, "victim", 12)
 	mustAdd(t, tk, dir, "after", 13)
-	r, _ := find(tk, dir, "victim")
-	d := MakeDentryPtrBlock(dir.findDataBlock(r.Page))
-	e := d.Entry(r.BitPos)
-	e.NameLen = 0xfff0
-	d.putEntry(r.BitPos, e)
+	r := setNameLen(t, tk, dir, "victim", 0xfff0)
 	a := WalkDirents(tk, dir).Areas[0]
 	if a.BadSlot != r.BitPos || a.BadNameLen != 0xfff0 {
 		t.Fatalf("bad slot %d len %d, want %d", a.BadSlot, a.BadNameLen, r.BitPos)

@@ -178,3 +178,18 @@ func keylessCopy(tb testing.TB, tk *kernel.Task, dir *Inode) *Inode {
 	c.SetSize(dir.Size())
 	return c
 }
+
+// setNameLen corrupts the name_len of name's dentry in a dentry block and
+// returns where the dentry is.
+func setNameLen(tb testing.TB, tk *kernel.Task, dir *Inode, name string, nameLen uint16) *DentryRef {
+	tb.Helper()
+	r, err := find(tk, dir, name)
+	if err != nil || r == nil || r.Inline {
+		tb.Fatalf("%q: %v %v", name, r, err)
+	}
+	d := MakeDentryPtrBlock(dir.findDataBlock(r.Page))
+	e := d.Entry(r.BitPos)
+	e.NameLen = nameLen
+	d.putEntry(r.BitPos, e)
+	return r
+}

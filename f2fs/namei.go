@@ -74,7 +74,7 @@ func (o *dirOps) Lookup(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry, flags ui
 			}
 		}
 	}
-	if inode == nil && dir.IsCasefolded() {
+	if inode == nil && vdir.IsCasefolded() {
 		return nil, nil
 	}
 	return vfs.DSpliceAlias(t, inode, d)
@@ -98,7 +98,7 @@ func (sbi *SuperBlock) newInode(t *kernel.Task, dir *Inode, mode uint32) (*Inode
 		return nil, err
 	}
 	fi.SetOwner(dir.OwnerUID())
-	if dir.IsCasefolded() && fi.IsDir() {
+	if dir.Inode.IsCasefolded() && fi.IsDir() {
 		fi.IFlags |= CasefoldFL
 		fi.setInodeFlags()
 	}
@@ -198,7 +198,7 @@ func (o *dirOps) Unlink(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry) error {
 	}
 	// Negative dentries do not go with casefolding here (see Lookup):
 	// f2fs_unlink invalidates the dentry of a casefolded directory.
-	if dir.IsCasefolded() {
+	if vdir.IsCasefolded() {
 		dcache.DInvalidate(t, d)
 	}
 	inode := d.Inode()
