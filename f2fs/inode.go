@@ -39,7 +39,8 @@ const (
 type Inode struct {
 	vfs.Inode
 
-	// SB is the filesystem (F2FS_I_SB).
+	// SB is the filesystem (F2FS_I_SB); the VFS superblock is
+	// Inode.SB(), which this field hides.
 	SB *SuperBlock
 	// IFlags is fi->i_flags (CasefoldFL); S_CASEFOLD of the VFS inode
 	// follows it (f2fs_set_inode_flags).
