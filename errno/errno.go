@@ -23,9 +23,11 @@ const (
 	ENOMEM       = syscall.Errno(12)
 	EACCES       = syscall.Errno(13)
 	EFAULT       = syscall.Errno(14)
+	ENOTBLK      = syscall.Errno(15)
 	EBUSY        = syscall.Errno(16)
 	EEXIST       = syscall.Errno(17)
 	EXDEV        = syscall.Errno(18)
+	ENODEV       = syscall.Errno(19)
 	ENOTDIR      = syscall.Errno(20)
 	EISDIR       = syscall.Errno(21)
 	EINVAL       = syscall.Errno(22)
@@ -64,7 +66,7 @@ const (
 var names = map[syscall.Errno]string{
 	EPERM: "EPERM", ENOENT: "ENOENT", EIO: "EIO", E2BIG: "E2BIG", EBADF: "EBADF",
 	ECHILD: "ECHILD", ESTALE: "ESTALE", EAGAIN: "EAGAIN", ENOMEM: "ENOMEM", EACCES: "EACCES", EFAULT: "EFAULT",
-	EBUSY: "EBUSY", EEXIST: "EEXIST", EXDEV: "EXDEV", ENOTDIR: "ENOTDIR",
+	EBUSY: "EBUSY", EEXIST: "EEXIST", EXDEV: "EXDEV", ENOTDIR: "ENOTDIR", ENOTBLK: "ENOTBLK", ENODEV: "ENODEV",
 	EISDIR: "EISDIR", EINVAL: "EINVAL", EMFILE: "EMFILE", ENOTTY: "ENOTTY",
 	EFBIG: "EFBIG", ENOSPC: "ENOSPC", ESPIPE: "ESPIPE", EROFS: "EROFS",
 	EMLINK: "EMLINK", ERANGE: "ERANGE", ENAMETOOLONG: "ENAMETOOLONG",

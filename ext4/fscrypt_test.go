@@ -7,33 +7,32 @@ import (
 
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // fscryptDir returns a directory encrypted by package fscrypt (policy v2,
 // AES-256-XTS / AES-256-CTS, 16-byte padding), casefolded or not, and an
 // inode with the same context on a superblock without the key.
-func fscryptDir(t testing.TB, casefold bool) (*kernel.Task, *Inode, *fstest.Inode) {
+func fscryptDir(t testing.TB, casefold bool) (*kernel.Task, *Inode, *bare.Inode) {
 	t.Helper()
 	tk, dir := newTestDir(t, dirOpts{casefold: casefold})
-	fsb := fstest.NewSB(crypto.NewAPI(), patch.Set{})
+	fsb := bare.NewSB(crypto.NewAPI())
 	key := make([]byte, 64)
 	for i := range key {
 		key[i] = byte(i + 1)
 	}
 	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(key)), Raw: key}
 	arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
-	if err := fscrypt.IoctlAddKey(tk, fscrypt.RootCred, fsb, arg); err != nil {
+	if err := fscrypt.IoctlAddKey(tk, kernel.RootCred, fsb, arg); err != nil {
 		t.Fatal(err)
 	}
 	p := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: fscrypt.ModeAES256XTS, FilenamesMode: fscrypt.ModeAES256CTS, Flags: 2}
 	copy(p.Identifier[:], arg.KeySpec.U[:16])
 	ctx := fscrypt.Context{Policy: p}
 	copy(ctx.Nonce[:], "fedcba9876543210")
-	bare := fstest.NewSB(crypto.NewAPI(), patch.Set{})
-	mk := func(sb *fstest.SB) *fstest.Inode {
+	noKeySB := bare.NewSB(crypto.NewAPI())
+	mk := func(sb *bare.SB) *bare.Inode {
 		i := sb.NewInode(12, fscrypt.SIFDIR)
 		i.Casefold = casefold
 		i.SetRawContext(ctx.Marshal())
@@ -47,7 +46,7 @@ func fscryptDir(t testing.TB, casefold bool) (*kernel.Task, *Inode, *fstest.Inod
 	if err := InitNewDir(tk, dir, parentIno); err != nil {
 		t.Fatal(err)
 	}
-	return tk, dir, mk(bare)
+	return tk, dir, mk(noKeySB)
 }
 
 // TestFscryptNames: an htree of names encrypted by package fscrypt, with

@@ -12,14 +12,15 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// Type is ext4 as a VFS filesystem type. Mount it with
+// Type is ext4 as a VFS filesystem type, registered as "ext4". Format a
+// device with its Mkfs (mkfs.ext4's arguments: Options.MkfsArgs renders
+// them) and mount it with
 //
-//	sys.Mount(t, proc, ext4.Type, "/mnt", vfs.MountOptions{Data: &ext4.Options{...}})
+//	sys.Mount(t, proc, ext4.Type, "/mnt", vfs.MountOptions{Device: dev})
 //
-// or boot a machine whose root is a fresh ext4 with Boot. Every mount
-// formats a new simulated device (mke2fs with Options' features): an empty
-// root directory, inode 2 (no lost+found).
-var Type = &vfs.FileSystemType{Name: "ext4", FillSuper: fillSuper}
+// or let Mount or Boot format a fresh device with Options. A new
+// filesystem has an empty root directory, inode 2 (no lost+found).
+var Type = &vfs.FileSystemType{Name: "ext4", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfs, FeatureArgs: featureArgs}
 
 // Options are the mke2fs features and settings of a simulated ext4. The
 // zero value is mke2fs's ext4 default: metadata_csum, dir_index, filetype,
@@ -179,16 +180,16 @@ func DirOf(inode *vfs.Inode) *Inode {
 }
 
 // fillSuper is ext4_fill_super for a freshly formatted device.
-func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data any) error {
+func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	defer t.Trace("ext4_fill_super")()
 	fs := &FS{vsb: vsb, inodes: map[uint32]*vfs.Inode{}, nextIno: FirstIno}
-	if o, ok := data.(*Options); ok && o != nil {
-		fs.opts = *o
-	} else if data != nil {
-		return errno.EINVAL
+	var err error
+	if fs.opts, err = loadOptions(t, vsb, data); err != nil {
+		return err
 	}
 	o := &fs.opts
 	sb := NewSuperBlock()
+	sb.Dev = vsb.Bdev()
 	sb.Name = vsb.ID()
 	sb.SetUUID(vsb.UUID())
 	sb.MetadataCsum = !o.NoMetadataCsum
@@ -265,23 +266,28 @@ const maxFileSize = int64(1)<<44 - BlockSize
 // the root of its namespace (proc and target are then ignored). The mount's
 // SB is the new superblock (Of(m.SB) its ext4), Root its root dentry.
 func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts *Options) (*vfs.Mount, error) {
-	return sys.Mount(t, proc, Type, target, mountOptions(opts))
-}
-
-// mountOptions are the VFS mount options of a mount with opts (nil: the
-// defaults).
-func mountOptions(opts *Options) vfs.MountOptions {
 	if opts == nil {
 		opts = &Options{}
 	}
-	return vfs.MountOptions{Source: "ext4", Data: opts}
+	mo, err := vfs.FormatNew(t, Type, opts.MkfsArgs(), "")
+	if err != nil {
+		return nil, err
+	}
+	return sys.Mount(t, proc, Type, target, mo)
 }
 
 // Boot makes a machine on t's kernel whose root filesystem is a fresh ext4
-// with opts (nil: the defaults) and patch selection cfg.Patches, and starts
-// a process on it.
+// with opts (nil: the defaults), and starts a process on it; the patch
+// variants are those of t's kernel.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
-	return vfs.Boot(t, cfg, Type, mountOptions(opts))
+	if opts == nil {
+		opts = &Options{}
+	}
+	mo, err := vfs.FormatNew(t, Type, opts.MkfsArgs(), "")
+	if err != nil {
+		return nil, nil, err
+	}
+	return vfs.Boot(t, cfg, Type, mo)
 }
 
 // generation is i_generation of a new inode: ext4 draws it at random; the

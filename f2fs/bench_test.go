@@ -45,12 +45,11 @@ func BenchmarkLookup(b *testing.B) {
 			for _, v := range LookupPrealloc.VariantNames() {
 				b.Run(fmt.Sprintf("n=%d/%s/%s", n, mode, v), func(b *testing.B) {
 					dir := benchDir(b, n)
-					dir.SB.Patches = patch.Set{}.MustWith(LookupPrealloc, v)
 					dir.SB.LookupMode = LookupPerf
 					if mode == "linear" {
 						dir.SB.LookupMode = LookupAuto
 					}
-					tk := kernel.New().NewTask("bench")
+					tk := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(LookupPrealloc, v)}).NewTask("bench")
 					tk.EnableCounting()
 					defer tk.Exit()
 					names := make([][]byte, 256)

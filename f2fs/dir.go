@@ -272,8 +272,12 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 	var st lookupStats
 	defer st.flush(t)
 	var pre *vfs.DecryptedNamePrealloc
-	if dir.SB.Patches.Get(LookupPrealloc) != 0 {
-		pre = &vfs.DecryptedNamePrealloc{Fixed: dir.SB.Patches.Is(LookupPrealloc, "v4"), Site: sitePrealloc}
+	switch lookupPrealloc.Of(t.K.Patches()) {
+	case LookupPreallocBase:
+	case LookupPreallocV2:
+		pre = &vfs.DecryptedNamePrealloc{Site: sitePrealloc}
+	case LookupPreallocV4:
+		pre = &vfs.DecryptedNamePrealloc{Fixed: true, Site: sitePrealloc}
 	}
 	useHash := true
 	var de *DentryRef

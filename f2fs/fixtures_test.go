@@ -22,7 +22,7 @@ func TestSloadFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tk := newTestTask(t)
+	tk := newTestTask(t, "")
 	var ino, depth, dirLevel uint32
 	var size int64
 	names := 0

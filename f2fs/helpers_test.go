@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/internal/fstestutil"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
@@ -48,9 +48,14 @@ var testKey = func() []byte {
 const testNonce = "0123456789abcdef"
 
 // newTestTask is a task of a fresh kernel that counts events, ended with
-// the test.
-func newTestTask(tb testing.TB) *kernel.Task {
-	tk := kernel.New().NewTask("test")
+// the test; the kernel runs the given f2fs-lookup-prealloc variant ("":
+// the default).
+func newTestTask(tb testing.TB, variant string) *kernel.Task {
+	var set patch.Set
+	if variant != "" {
+		set = set.MustWith(LookupPrealloc, variant)
+	}
+	tk := kernel.NewWith(kernel.Config{Patches: set}).NewTask("test")
 	tk.EnableCounting()
 	tb.Cleanup(tk.Exit)
 	return tk
@@ -59,8 +64,8 @@ func newTestTask(tb testing.TB) *kernel.Task {
 // newTestSB boots a machine whose root is a fresh f2fs (the default
 // options, lookup_mode o.mode) and sets what the directory code reads from
 // its superblock: the encoding (asciiFold for a casefolded directory), the
-// encoding flags, the f2fs-lookup-prealloc variant and the inline
-// geometry.
+// encoding flags and the inline geometry. The patch variants are those of
+// tk's kernel.
 func newTestSB(tb testing.TB, tk *kernel.Task, o dirOpts) *SuperBlock {
 	tb.Helper()
 	sys, _, err := Boot(tk, vfs.Config{}, &Options{LookupMode: o.mode})
@@ -71,9 +76,6 @@ func newTestSB(tb testing.TB, tk *kernel.Task, o dirOpts) *SuperBlock {
 	sbi.EncodingFlags = o.flags
 	if o.casefold {
 		sbi.Encoding = asciiFold{}
-	}
-	if o.variant != "" {
-		sbi.Patches = patch.Set{}.MustWith(LookupPrealloc, o.variant)
 	}
 	if o.geo != nil {
 		sbi.Inline = *o.geo
@@ -116,7 +118,7 @@ func testPolicy(id [16]byte, pad uint8) fscrypt.Policy {
 // fscrypt_set_context would store it, then sets up its key.
 func encryptDir(tb testing.TB, tk *kernel.Task, dir *Inode, pad uint8) {
 	tb.Helper()
-	id, _, err := fstest.AddKey(tk, dir.SB.vsb, 2, testKey)
+	id, _, err := bare.AddKey(tk, dir.SB.vsb, 2, testKey)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func encryptDir(tb testing.TB, tk *kernel.Task, dir *Inode, pad uint8) {
 // an encrypted one has the test policy and its key.
 func newTestDir(tb testing.TB, o dirOpts) (*kernel.Task, *Inode) {
 	tb.Helper()
-	tk := newTestTask(tb)
+	tk := newTestTask(tb, o.variant)
 	dir := newDirInode(tb, tk, newTestSB(tb, tk, o), o)
 	if o.encrypt {
 		pad := o.pad
@@ -161,7 +163,7 @@ func keylessCopy(tb testing.TB, tk *kernel.Task, dir *Inode) *Inode {
 	tb.Helper()
 	o := dirOpts{ino: dir.nid(), noInline: !dir.Inline, dirLevel: dir.DirLevel, mode: dir.SB.LookupMode, flags: dir.SB.EncodingFlags, geo: &dir.Geo}
 	sbi := newTestSB(tb, tk, o)
-	sbi.Encoding, sbi.Patches = dir.SB.Encoding, dir.SB.Patches
+	sbi.Encoding = dir.SB.Encoding
 	c := newDirInode(tb, tk, sbi, o)
 	c.IFlags = dir.IFlags
 	c.setInodeFlags()

@@ -40,3 +40,17 @@ var LookupPrealloc = patch.Register(&patch.Patch{
 		{Name: "v4", Summary: "as v2 with the resize condition fixed to wantlen <= namelen: one buffer per lookup"},
 	},
 })
+
+// LookupPreallocVariant is a variant of LookupPrealloc, in Variants order.
+type LookupPreallocVariant uint8
+
+// The f2fs-lookup-prealloc variants.
+const (
+	LookupPreallocBase LookupPreallocVariant = iota
+	LookupPreallocV2
+	LookupPreallocV4
+)
+
+// lookupPrealloc reads the f2fs-lookup-prealloc variant of a machine's
+// patch set.
+var lookupPrealloc = patch.Bind[LookupPreallocVariant](LookupPrealloc)

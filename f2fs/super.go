@@ -9,18 +9,18 @@ import (
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
-	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// Type is f2fs as a VFS filesystem type. Mount it with
+// Type is f2fs as a VFS filesystem type, registered as "f2fs". Format a
+// device with its Mkfs (mkfs.f2fs's arguments: Options.MkfsArgs renders
+// them) and mount it with its option string:
 //
-//	sys.Mount(t, proc, f2fs.Type, "/mnt", vfs.MountOptions{Data: &f2fs.Options{...}})
+//	sys.Mount(t, proc, f2fs.Type, "/mnt", vfs.MountOptions{Device: dev, Data: "lookup_mode=perf"})
 //
-// or boot a machine whose root is a fresh f2fs with Boot. Every mount
-// formats a new simulated device (mkfs.f2fs with Options' features): an
-// empty root directory, inode 3.
-var Type = &vfs.FileSystemType{Name: "f2fs", FillSuper: fillSuper}
+// or let Mount or Boot format a fresh device with Options. A new
+// filesystem has an empty root directory, inode 3.
+var Type = &vfs.FileSystemType{Name: "f2fs", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfs, FeatureArgs: featureArgs}
 
 // Encoding flags of the superblock (s_encoding_flags; F2FS_ENC_*_FL in
 // include/linux/f2fs_fs.h, copied into sb->s_encoding_flags as
@@ -160,9 +160,6 @@ type SuperBlock struct {
 	InlineDentry bool
 	// Inline is the inline dentry geometry of new directories.
 	Inline InlineGeometry
-	// Patches selects the variant of each modelled patch (a copy of the
-	// VFS superblock's set).
-	Patches patch.Set
 	// Name is the device name used in log lines (s_id).
 	Name string
 
@@ -216,22 +213,21 @@ var (
 	inodeInfoCache = kmem.NewCache("f2fs_inode_cache", 560)
 )
 
-// fillSuper is f2fs_fill_super for a freshly formatted device: the mount
-// options, the encoding (f2fs_setup_casefold), the fscrypt operations, the
-// dentry operations and the root directory. Errors: EINVAL (bad mount
-// data, an encoding that does not load), ENOMEM.
-func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data any) error {
+// fillSuper is f2fs_fill_super: the features mkfs wrote on the device
+// and the mount's option string, the encoding (f2fs_setup_casefold), the
+// fscrypt operations, the dentry operations and the root directory.
+// Errors: EINVAL (no f2fs on the device, a bad option, an encoding that
+// does not load), ENOMEM.
+func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	defer t.Trace("f2fs_fill_super")()
-	sbi := &SuperBlock{Dev: NewDevice(), InlineDentry: true, Inline: DefaultInlineGeometry, Name: vsb.ID(),
+	sbi := &SuperBlock{Dev: vsb.Bdev(), InlineDentry: true, Inline: DefaultInlineGeometry, Name: vsb.ID(),
 		vsb: vsb, inodes: map[uint32]*Inode{}, nextNid: FirstIno}
-	if o, ok := data.(*Options); ok && o != nil {
-		sbi.opts = *o
-	} else if data != nil {
-		return errno.EINVAL
+	var err error
+	if sbi.opts, err = loadOptions(t, vsb, data); err != nil {
+		return err
 	}
 	sbi.LookupMode = sbi.opts.LookupMode
 	sbi.InlineDentry = !sbi.opts.NoInlineDentry
-	sbi.Patches = *vsb.Patches()
 	if sbi.opts.Casefold || vsb.Encoding != nil {
 		if err := vsb.LoadEncoding(sbi.opts.Strict); err != nil {
 			return err
@@ -283,23 +279,28 @@ const maxFileSize = int64(1) << 44
 // SB is the new superblock (F2FS_SB(m.SB) its f2fs), Root its root dentry.
 // Errors: those of vfs.System.Mount and fillSuper.
 func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts *Options) (*vfs.Mount, error) {
-	return sys.Mount(t, proc, Type, target, mountOptions(opts))
-}
-
-// mountOptions are the VFS mount options of a mount with opts (nil: the
-// defaults).
-func mountOptions(opts *Options) vfs.MountOptions {
 	if opts == nil {
 		opts = &Options{}
 	}
-	return vfs.MountOptions{Source: "f2fs", Data: opts}
+	mo, err := vfs.FormatNew(t, Type, opts.MkfsArgs(), opts.MountData())
+	if err != nil {
+		return nil, err
+	}
+	return sys.Mount(t, proc, Type, target, mo)
 }
 
 // Boot makes a machine on t's kernel whose root filesystem is a fresh f2fs
-// with opts (nil: the defaults) and patch selection cfg.Patches, and starts
-// a process on it. Errors: those of Mount.
+// with opts (nil: the defaults), and starts a process on it; the patch
+// variants are those of t's kernel. Errors: those of Mount.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
-	return vfs.Boot(t, cfg, Type, mountOptions(opts))
+	if opts == nil {
+		opts = &Options{}
+	}
+	mo, err := vfs.FormatNew(t, Type, opts.MkfsArgs(), opts.MountData())
+	if err != nil {
+		return nil, nil, err
+	}
+	return vfs.Boot(t, cfg, Type, mo)
 }
 
 // allocInode is f2fs_alloc_inode with new_inode's initialisation: a

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
@@ -20,10 +20,10 @@ func TestFnameAllocations(t *testing.T) {
 		t.Fatal("no request site")
 	}
 	for _, variant := range fscrypt.FnameOnstackPatch.VariantNames() {
-		task := kernel.New().NewTask("allocs")
+		task := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant)}).NewTask("allocs")
 		task.Stats = new(kmem.Stats)
-		dir := setupDir(t, task, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant),
-			fscrypt.Policy{Version: 2, ContentsMode: 1, FilenamesMode: 4}, fstest.PlaintextStream("allocs", 64), make([]byte, 16), 2)
+		dir := setupDir(t, task,
+			fscrypt.Policy{Version: 2, ContentsMode: 1, FilenamesMode: 4}, bare.PlaintextStream("allocs", 64), make([]byte, 16), 2)
 		name := []byte("some-file-name.txt")
 		ct := make([]byte, 32)
 		buf := make([]byte, 256)
@@ -58,7 +58,7 @@ func TestFnameAllocations(t *testing.T) {
 }
 
 // reqsizeOf returns crypto_skcipher_reqsize of dir's tfm, from its dump.
-func reqsizeOf(t *testing.T, dir *fstest.Inode) int {
+func reqsizeOf(t *testing.T, dir *bare.Inode) int {
 	t.Helper()
 	return fscrypt.TfmReqsizeForTest(dir.CryptInfo())
 }
@@ -66,16 +66,16 @@ func reqsizeOf(t *testing.T, dir *fstest.Inode) int {
 // TestV1KDFAllocations: the library variant allocates nothing; base
 // allocates a tfm, a request and the derived-key buffer per derivation.
 func TestV1KDFAllocations(t *testing.T) {
-	master := fstest.PlaintextStream("kdf", 64)
+	master := bare.PlaintextStream("kdf", 64)
 	var nonce [16]byte
 	out := make([]byte, 64)
 	for _, tc := range []struct {
 		variant string
 		kmalloc uint64
 	}{{"base", 3}, {"sync", 2}, {"aeslib", 0}} {
-		task := kernel.New().NewTask("allocs")
+		task := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(fscrypt.V1KDFPatch, tc.variant)}).NewTask("allocs")
 		task.Stats = new(kmem.Stats)
-		sb := fstest.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.V1KDFPatch, tc.variant))
+		sb := bare.NewSB(newAPI())
 		if err := fscrypt.DeriveV1Key(task, sb, master, nonce, out); err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestV1KDFAllocations(t *testing.T) {
 func TestKeySetupEvents(t *testing.T) {
 	task := newTask(t)
 	sb := newSB(t)
-	id, _ := addKey(t, task, sb, 2, fstest.PlaintextStream("events", 64))
+	id, _ := addKey(t, task, sb, 2, bare.PlaintextStream("events", 64))
 	count := func(p fscrypt.Policy, ino uint64) (derive, tfms, setups uint64) {
 		d0, a0, s0 := task.Ev.Get(fscrypt.EvKeyDerive), task.Ev.Get(fscrypt.EvAllocateSkcipher), task.Ev.Get(fscrypt.EvKeySetupInode)
 		encryptedInode(t, task, sb, p, []byte("0123456789abcdef"), ino, fscrypt.SIFREG|0o644, 12)

@@ -8,17 +8,18 @@ import (
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/events"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 )
 
 // engineFS returns a filesystem whose Crypto API has an asynchronous
 // hardware engine (reqsize 512, priority 1000) for the AES modes, and a
-// v2 directory and file with set-up keys under the given variants.
-func engineFS(t *testing.T, task *kernel.Task, set patch.Set) (*fstest.SB, *crypto.Engine, *fstest.Inode, *fstest.Inode) {
+// v2 directory and file with set-up keys under the variants of task's
+// kernel.
+func engineFS(t *testing.T, task *kernel.Task) (*bare.SB, *crypto.Engine, *bare.Inode, *bare.Inode) {
 	t.Helper()
-	sb := fstest.NewSB(crypto.NewAPI(), set)
+	sb := bare.NewSB(crypto.NewAPI())
 	e, err := sb.API.RegisterEngine(task, crypto.EngineConfig{Name: "qce", Workers: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestFnameOnstackAsyncDriver(t *testing.T) {
 
 	t.Run("base", func(t *testing.T) {
 		task := newTask(t)
-		_, e, dir, _ := engineFS(t, task, patch.Set{})
+		_, e, dir, _ := engineFS(t, task)
 		ci := dir.CryptInfo()
 		if !strings.Contains(ci.String(), "driver=cts-cbc-aes-qce") {
 			t.Fatalf("base did not pick the engine: %s", ci.String())
@@ -80,8 +81,8 @@ func TestFnameOnstackAsyncDriver(t *testing.T) {
 	})
 
 	t.Run("v2", func(t *testing.T) {
-		task := newTask(t)
-		_, e, dir, _ := engineFS(t, task, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, "v2"))
+		task := newTaskWith(t, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, "v2"))
+		_, e, dir, _ := engineFS(t, task)
 		for i := 0; i < 3; i++ {
 			_, err := fnameOp(task, dir, name)
 			b, ok := kernel.AsBug(err)
@@ -100,7 +101,7 @@ func TestFnameOnstackAsyncDriver(t *testing.T) {
 		}
 		// The program goes on: the same machine still works for a
 		// software-only directory.
-		sb2 := fstest.NewSB(crypto.NewAPI(), patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, "v2"))
+		sb2 := bare.NewSB(crypto.NewAPI())
 		id2, _ := addKey(t, task, sb2, 2, bytes.Repeat([]byte{0x33}, 64))
 		d2 := encryptedInode(t, task, sb2, v2Policy(id2, fscrypt.PolicyFlagsPad16), bytes.Repeat([]byte{1}, 16), 2, fscrypt.SIFDIR|0o755, 12)
 		if got, err := fnameOp(task, d2, name); err != nil || !bytes.Equal(got, want) {
@@ -109,9 +110,9 @@ func TestFnameOnstackAsyncDriver(t *testing.T) {
 	})
 
 	t.Run("upstream", func(t *testing.T) {
-		task := newTask(t)
-		_, e, dir, file := engineFS(t, task, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, "upstream"))
-		for _, i := range []*fstest.Inode{dir, file} {
+		task := newTaskWith(t, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, "upstream"))
+		_, e, dir, file := engineFS(t, task)
+		for _, i := range []*bare.Inode{dir, file} {
 			if s := i.CryptInfo().String(); strings.Contains(s, "qce") {
 				t.Fatalf("upstream picked the engine: %s", s)
 			}
@@ -133,8 +134,8 @@ func TestV1KDFAsyncDriver(t *testing.T) {
 	nonce := [16]byte{9, 8, 7}
 	var keys [][]byte
 	for _, variant := range fscrypt.V1KDFPatch.VariantNames() {
-		task := newTask(t)
-		sb := fstest.NewSB(crypto.NewAPI(), patch.Set{}.MustWith(fscrypt.V1KDFPatch, variant))
+		task := newTaskWith(t, patch.Set{}.MustWith(fscrypt.V1KDFPatch, variant))
+		sb := bare.NewSB(crypto.NewAPI())
 		e, err := sb.API.RegisterEngine(task, crypto.EngineConfig{Name: "ccp", Algorithms: []string{"ecb(aes)"}})
 		if err != nil {
 			t.Fatal(err)

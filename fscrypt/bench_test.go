@@ -10,7 +10,7 @@ import (
 
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
@@ -22,14 +22,14 @@ import (
 // per-file key. Seed 002 reports ~7000 (base) and ~1500 (aeslib) cycles
 // per key, HKDF ~3500.
 func BenchmarkV1KDF(b *testing.B) {
-	master := fstest.PlaintextStream("bench master", 64)
+	master := bare.PlaintextStream("bench master", 64)
 	nonce := [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	for _, variant := range fscrypt.V1KDFPatch.VariantNames() {
 		for _, size := range []int{32, 64} {
 			b.Run(fmt.Sprintf("%s/keysize=%d", variant, size), func(b *testing.B) {
-				task := kernel.New().NewTask("bench")
+				task := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(fscrypt.V1KDFPatch, variant)}).NewTask("bench")
 				defer task.Exit()
-				sb := fstest.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.V1KDFPatch, variant))
+				sb := bare.NewSB(newAPI())
 				out := make([]byte, size)
 				if err := fscrypt.DeriveV1Key(task, sb, master, nonce, out); err != nil {
 					b.Fatal(err)
@@ -82,12 +82,12 @@ func BenchmarkFname(b *testing.B) {
 		for _, variant := range fscrypt.FnameOnstackPatch.VariantNames() {
 			for _, lens := range []string{"16", "255", "1-255"} {
 				b.Run(fmt.Sprintf("%s/%s/len=%s", op, variant, lens), func(b *testing.B) {
-					task := kernel.New().NewTask("bench")
+					task := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant)}).NewTask("bench")
 					task.Stats = new(kmem.Stats)
 					defer task.Exit()
-					dir := setupDir(b, task, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant),
+					dir := setupDir(b, task,
 						fscrypt.Policy{Version: 2, ContentsMode: 1, FilenamesMode: 4, Flags: 3},
-						fstest.PlaintextStream("fname bench", 64), make([]byte, 16), 2)
+						bare.PlaintextStream("fname bench", 64), make([]byte, 16), 2)
 					names := benchNames
 					switch lens {
 					case "16":
@@ -136,8 +136,8 @@ var readMiB = flag.Int("fscrypt.readmib", 256, "size in MiB of the encrypted fil
 // Linux 6.17's sync tfm and on-stack requests (upstream).
 var readBenchFile struct {
 	once  sync.Once
-	sbs   [2]*fstest.SB
-	files [2]*fstest.Inode
+	sbs   [2]*bare.SB
+	files [2]*bare.Inode
 	ct    []byte
 	err   error
 }
@@ -154,11 +154,14 @@ func BenchmarkReadPath(b *testing.B) {
 	size := *readMiB << 20
 	f := &readBenchFile
 	f.once.Do(func() {
-		task := kernel.New().NewTask("mkfile")
-		defer task.Exit()
-		master := fstest.PlaintextStream("read bench", 64)
+		master := bare.PlaintextStream("read bench", 64)
+		var task *kernel.Task
 		for i, v := range []string{"base", "upstream"} {
-			f.sbs[i] = fstest.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, v))
+			// The key's tfm is allocated as the machine's
+			// fscrypt-fname-onstack variant says.
+			task = kernel.NewWith(kernel.Config{Patches: readBenchSet(i, v)}).NewTask("mkfile")
+			defer task.Exit()
+			f.sbs[i] = bare.NewSB(newAPI())
 			id, _ := addKey(b, task, f.sbs[i], 2, master)
 			f.files[i] = encryptedInode(b, task, f.sbs[i], fscrypt.Policy{Version: 2, ContentsMode: 1, FilenamesMode: 4, Identifier: id},
 				make([]byte, 16), 12, fscrypt.SIFREG|0o644, 12)
@@ -185,11 +188,10 @@ func BenchmarkReadPath(b *testing.B) {
 	for i, req := range []string{"alloc", "onstack"} {
 		for _, variant := range fscrypt.CryptoBioPatch.VariantNames() {
 			b.Run(fmt.Sprintf("%s/req=%s/%dMiB/workers=%d", variant, req, *readMiB, runtime.GOMAXPROCS(0)), func(b *testing.B) {
-				k := kernel.New()
+				k := kernel.NewWith(kernel.Config{Patches: readBenchSet(i, "").MustWith(fscrypt.CryptoBioPatch, variant)})
 				task := k.NewTask("reader")
 				defer task.Exit()
-				sb, file := f.sbs[i], f.files[i]
-				sb.Set, _ = sb.Set.With(fscrypt.CryptoBioPatch, variant)
+				file := f.files[i]
 				rp, err := fscrypt.NewReadPath(k, file, 0, f.ct, fscrypt.ReadPathOptions{})
 				if err != nil {
 					b.Fatal(err)
@@ -222,4 +224,14 @@ func benchPage(p []byte, index uint64) {
 	for i := range p {
 		p[i] = byte(uint64(i)*131 + index*7 + uint64(i>>8))
 	}
+}
+
+// readBenchSet is the patch set of BenchmarkReadPath's file i: its
+// fscrypt-fname-onstack variant (base for req=alloc, upstream for
+// req=onstack), named v or, when v is "", by i.
+func readBenchSet(i int, v string) patch.Set {
+	if v == "" {
+		v = []string{"base", "upstream"}[i]
+	}
+	return patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, v)
 }

@@ -45,12 +45,12 @@ func DecryptBio(t *kernel.Task, bio *block.Bio) bool {
 	inode := folio.Host.(Inode)
 	t.Inc(EvBioDecrypt)
 	var err error
-	switch inode.SuperBlock().Patches().Get(CryptoBioPatch) {
-	case bioChain:
+	switch cryptoBio.Of(t.K.Patches()) {
+	case BioChain:
 		err = decryptBioChain(t, inode, bio)
-	case bioWhole:
+	case BioWhole:
 		err = decryptBioWhole(t, inode, bio)
-	default:
+	case BioWorkqueue, BioInline:
 		for fi := range block.BioForEachFolioAll(bio) {
 			if err = DecryptPagecacheBlocks(t, fi.Folio, fi.Length, fi.Offset); err != nil {
 				break

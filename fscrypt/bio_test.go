@@ -9,9 +9,9 @@ import (
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // encryptFile returns the ciphertext of plaintext (whole pages) as file
@@ -83,21 +83,23 @@ func TestCryptoBioVariantsEqual(t *testing.T) {
 				id, _ := addKey(t, task, sb, 2, bytes.Repeat([]byte{0x5a}, 64))
 				file := encryptedInode(t, task, sb, bp.p(id), bytes.Repeat([]byte{1}, 16), bp.ino, fscrypt.SIFREG|0o644, bp.blkbi)
 				const first = 1000
-				pt := fstest.PlaintextStream("bio-"+bp.name, 3<<20+5*block.PageSize)
+				pt := bare.PlaintextStream("bio-"+bp.name, 3<<20+5*block.PageSize)
 				ct := encryptFile(t, task, file, first, pt)
-				for _, variant := range fscrypt.CryptoBioPatch.VariantNames() {
-					sb.Set = patch.Set{}.MustWith(fscrypt.CryptoBioPatch, variant)
+				for variant, vt := range variantTasks(t, fscrypt.CryptoBioPatch) {
 					for _, bioSize := range []int{block.PageSize, 64 << 10, fscrypt.MaxBioSize} {
-						rp, err := fscrypt.NewReadPath(task.K, file, first, ct, fscrypt.ReadPathOptions{BioSize: bioSize, DeviceWorkers: 2})
+						rp, err := fscrypt.NewReadPath(vt.K, file, first, ct, fscrypt.ReadPathOptions{BioSize: bioSize, DeviceWorkers: 2})
 						if err != nil {
 							t.Fatal(err)
 						}
 						got := make([]byte, len(pt))
-						err = rp.Read(task, got, first*block.PageSize)
+						err = rp.Read(vt, got, first*block.PageSize)
 						rp.Close()
 						if err != nil || !bytes.Equal(got, pt) {
 							t.Fatalf("variant %s, bio %d: %v; equal %t", variant, bioSize, err, bytes.Equal(got, pt))
 						}
+					}
+					if l := vt.K.Bugs.Len(); l != 0 {
+						t.Fatalf("%s: BUGs: %v", variant, vt.K.Bugs.All())
 					}
 				}
 				if l := task.K.Bugs.Len(); l != 0 {
@@ -138,7 +140,7 @@ func TestCryptoBioIVInoLblk32Wrap(t *testing.T) {
 		t.Fatal("no wrap vector in contents.txt")
 	}
 	task := newTask(t)
-	sb, p := caseFS(t, task, c, patch.Set{})
+	sb, p := caseFS(t, task, c)
 	sb.MaxBytesLimit = 1 << 44
 	file := encryptedInode(t, task, sb, p, c.Nonce, c.Ino, fscrypt.SIFREG|0o644, 12)
 	index, _ := strconv.ParseUint(rec[1], 10, 64)
@@ -146,21 +148,22 @@ func TestCryptoBioIVInoLblk32Wrap(t *testing.T) {
 	if uint32(h+uint32(index)) != 0xfffffffe {
 		t.Fatalf("vector does not start two units before the wrap: hashed %#x + index %d", h, index)
 	}
-	pt := fstest.PlaintextStream(rec[3], 4*block.PageSize)
+	pt := bare.PlaintextStream(rec[3], 4*block.PageSize)
 	// The oracle's ciphertext, re-made here through the write path and
 	// checked against the vector's digest.
 	ct := encryptFile(t, task, file, index, pt)
 	if got := fmt.Sprintf("%x", ct[:64]); got != rec[5] {
 		t.Fatalf("write path disagrees with the oracle: %s", got)
 	}
+	tasks := variantTasks(t, fscrypt.CryptoBioPatch)
 	for _, variant := range fscrypt.CryptoBioPatch.VariantNames() {
-		sb.Set = patch.Set{}.MustWith(fscrypt.CryptoBioPatch, variant)
-		rp, err := fscrypt.NewReadPath(task.K, file, index, ct, fscrypt.ReadPathOptions{})
+		vt := tasks[variant]
+		rp, err := fscrypt.NewReadPath(vt.K, file, index, ct, fscrypt.ReadPathOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := make([]byte, len(pt))
-		err = rp.Read(task, got, int64(index)*block.PageSize)
+		err = rp.Read(vt, got, int64(index)*block.PageSize)
 		rp.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", variant, err)

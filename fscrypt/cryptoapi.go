@@ -64,12 +64,13 @@ func allocateSkcipher(t *kernel.Task, mode *Mode, rawKey []byte, inode Inode) (*
 	api := sb.Crypto()
 	var c cryptoTfm
 	var err error
-	if sb.Patches().Get(FnameOnstackPatch) == fnameUpstream {
+	switch fnameOnstack.Of(t.K.Patches()) {
+	case FnameUpstream:
 		c.sync, err = api.AllocSyncSkcipher(t, mode.CipherStr, 0, cryptoAPIMask)
 		if err == nil {
 			c.tfm = c.sync.Base()
 		}
-	} else {
+	case FnameBase, FnameV2:
 		c.tfm, err = api.AllocSkcipher(t, mode.CipherStr, 0, 0)
 	}
 	if err != nil {
@@ -172,18 +173,21 @@ func cryptSeedOnStack(t *kernel.Task, tfm *crypto.Skcipher, enc bool, dst, src, 
 // fnameCrypt is the request part of fscrypt_fname_encrypt / fname_decrypt,
 // by fscrypt-fname-onstack variant.
 func fnameCrypt(t *kernel.Task, inode Inode, ci *InodeInfo, enc bool, dst, src, iv []byte) error {
-	switch inode.SuperBlock().Patches().Get(FnameOnstackPatch) {
-	case fnameV2:
+	switch fnameOnstack.Of(t.K.Patches()) {
+	case FnameBase:
+		return cryptAllocated(t, siteFnameRequest, kmem.GFPNoFS, ci.encKey.tfm, enc, dst, src, iv)
+	case FnameV2:
 		return cryptSeedOnStack(t, ci.encKey.tfm, enc, dst, src, iv)
-	case fnameUpstream:
+	case FnameUpstream:
 		if ci.encKey.sync == nil {
-			// A key prepared before the variant changed: the kernel
+			// A key prepared by another machine's code: the kernel
 			// has no such state; treat it as the 6.17 tfm would be.
 			return errno.EINVAL
 		}
 		return cryptSyncOnStack(t, ci.encKey.sync, enc, dst, src, iv)
+	default:
+		panic("fscrypt: bad fscrypt-fname-onstack variant")
 	}
-	return cryptAllocated(t, siteFnameRequest, kmem.GFPNoFS, ci.encKey.tfm, enc, dst, src, iv)
 }
 
 // contentsCrypt is the request part of fscrypt_crypt_data_unit: an
@@ -196,23 +200,28 @@ func contentsCrypt(t *kernel.Task, ci *InodeInfo, enc bool, dst, src, iv []byte)
 	return cryptAllocated(t, siteDataUnitRequest, kmem.GFPNoFS, ci.encKey.tfm, enc, dst, src, iv)
 }
 
-// deriveKeyAES is fs/crypto/keysetup_v1.c derive_key_aes before Linux 7.1:
-// AES-128-ECB of masterKey under nonce into derived, through an "ecb(aes)"
-// skcipher allocated for this one derivation.
+// deriveKeyAESSync is fs/crypto/keysetup_v1.c derive_key_aes in Linux
+// 6.17 (fscrypt-v1-kdf sync): AES-128-ECB of masterKey under nonce into
+// derived, through crypto_alloc_sync_skcipher("ecb(aes)") and an on-stack
+// request.
+func deriveKeyAESSync(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byte) error {
+	tfm, err := sb.Crypto().AllocSyncSkcipher(t, "ecb(aes)", 0, cryptoAPIMask)
+	if err != nil {
+		return err
+	}
+	defer tfm.Free(t)
+	if err := tfm.SetKey(t, nonce); err != nil {
+		return err
+	}
+	return cryptSyncOnStack(t, tfm, true, derived, masterKey, nil)
+}
+
+// deriveKeyAES is fs/crypto/keysetup_v1.c derive_key_aes before Linux 6.17
+// (fscrypt-v1-kdf base): AES-128-ECB of masterKey under nonce into derived,
+// through an "ecb(aes)" skcipher allocated for this one derivation and a
+// kmalloc'd request.
 func deriveKeyAES(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byte) error {
 	api := sb.Crypto()
-	if sb.Patches().Get(V1KDFPatch) == v1kdfSync {
-		// Linux 6.17: crypto_alloc_sync_skcipher + on-stack request.
-		tfm, err := api.AllocSyncSkcipher(t, "ecb(aes)", 0, cryptoAPIMask)
-		if err != nil {
-			return err
-		}
-		defer tfm.Free(t)
-		if err := tfm.SetKey(t, nonce); err != nil {
-			return err
-		}
-		return cryptSyncOnStack(t, tfm, true, derived, masterKey, nil)
-	}
 	tfm, err := api.AllocSkcipher(t, "ecb(aes)", 0, 0)
 	if err != nil {
 		return err

@@ -31,8 +31,9 @@
 // Three modelled patches live here (see patch_*.go): fscrypt-fname-onstack
 // (seed 000: how filename requests and tfms are allocated), fscrypt-v1-kdf
 // (seed 002: the v1 key derivation) and crypto-bio (seed 003: how the read
-// path decrypts a bio). The variant in force comes from the superblock's
-// patch.Set.
+// path decrypts a bio). The variant in force comes from the simulated
+// kernel's patch.Set (kernel.Kernel.Patches), read through each patch's
+// typed Selector.
 //
 // fscrypt-fname-onstack decides how a prepared key's tfm is allocated, not
 // only how filename requests are: base and v2 allocate with

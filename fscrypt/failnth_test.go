@@ -8,7 +8,7 @@ import (
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
@@ -69,7 +69,7 @@ func failEveryAllocation(t *testing.T, task *kernel.Task, op func() error, clean
 // each operation, once, and checks the clean -ENOMEM and the absence of
 // leaks, for every variant of the three patches where it matters.
 func TestFailEveryAllocation(t *testing.T) {
-	key := fstest.PlaintextStream("failnth master key", 64)
+	key := bare.PlaintextStream("failnth master key", 64)
 	for _, setName := range []string{
 		"", "fscrypt-fname-onstack=v2", "fscrypt-fname-onstack=upstream",
 		"fscrypt-v1-kdf=sync", "fscrypt-v1-kdf=aeslib",
@@ -80,8 +80,8 @@ func TestFailEveryAllocation(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run("set="+setName, func(t *testing.T) {
-			task := newTask(t)
-			sb := fstest.NewSB(newAPI(), set)
+			task := newTaskWith(t, set)
+			sb := bare.NewSB(newAPI())
 			sb.FSUUID = [16]byte{1}
 			check := func(name string, op func() error, cleanup func()) {
 				t.Helper()
@@ -92,11 +92,11 @@ func TestFailEveryAllocation(t *testing.T) {
 			spec := fscrypt.KeySpecifier{Type: fscrypt.KeySpecTypeIdentifier}
 			check("add v2 key", func() error {
 				arg := &fscrypt.AddKeyArg{KeySpec: spec, RawSize: 64, Raw: key}
-				return fscrypt.IoctlAddKey(task, fscrypt.RootCred, sb, arg)
+				return fscrypt.IoctlAddKey(task, kernel.RootCred, sb, arg)
 			}, func() { fscrypt.DestroyKeyring(task, sb) })
 			check("add v1 key", func() error {
 				arg := &fscrypt.AddKeyArg{KeySpec: fscrypt.DescriptorSpec(fscrypt.KeyDescriptor(key)), RawSize: 64, Raw: key}
-				return fscrypt.IoctlAddKey(task, fscrypt.RootCred, sb, arg)
+				return fscrypt.IoctlAddKey(task, kernel.RootCred, sb, arg)
 			}, func() { fscrypt.DestroyKeyring(task, sb) })
 
 			// Keys stay added for the rest.
@@ -120,15 +120,15 @@ func TestFailEveryAllocation(t *testing.T) {
 				// per-mode keys (DIRECT_KEY, IV_INO_LBLK_*) are made
 				// too; cleanup evicts the inode and unmounts.
 				for _, mode := range []uint32{fscrypt.SIFDIR, fscrypt.SIFREG} {
-					var fresh *fstest.SB
-					var i *fstest.Inode
+					var fresh *bare.SB
+					var i *bare.Inode
 					check(fmt.Sprintf("%s: add key + key setup (mode %o)", pname, mode), func() error {
-						fresh = fstest.NewSB(sb.API, set)
+						fresh = bare.NewSB(sb.API)
 						arg := &fscrypt.AddKeyArg{KeySpec: p.KeySpec(), RawSize: 64, Raw: key}
 						if p.Version == 2 {
 							arg.KeySpec = fscrypt.KeySpecifier{Type: fscrypt.KeySpecTypeIdentifier}
 						}
-						if err := fscrypt.IoctlAddKey(task, fscrypt.RootCred, fresh, arg); err != nil {
+						if err := fscrypt.IoctlAddKey(task, kernel.RootCred, fresh, arg); err != nil {
 							return err
 						}
 						i = fresh.NewInode(0, mode|0o755)

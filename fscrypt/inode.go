@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // File types (include/uapi/linux/stat.h), for Inode.Mode.
@@ -63,8 +62,6 @@ type SuperBlock interface {
 	// MasterKeys is s_master_keys, the filesystem's keyring. The
 	// superblock creates it once (NewKeyring) and returns the same one.
 	MasterKeys() *Keyring
-	// Patches is the system's patch selection.
-	Patches() *patch.Set
 	// MaxBytes is s_maxbytes, the largest file size; IV_INO_LBLK_*
 	// policies need every data unit index of a file to fit in 32 bits.
 	MaxBytes() int64

@@ -7,7 +7,7 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 )
 
 // TestPrepareNewInode follows fscrypt_prepare_new_inode and
@@ -15,7 +15,7 @@ import (
 func TestPrepareNewInode(t *testing.T) {
 	task := newTask(t)
 	sb := newSB(t)
-	key := fstest.PlaintextStream("new inode", 64)
+	key := bare.PlaintextStream("new inode", 64)
 	id, _ := addKey(t, task, sb, 2, key)
 
 	plain := sb.NewInode(0, fscrypt.SIFDIR|0o755)
@@ -123,7 +123,7 @@ func TestPrepareNewInode(t *testing.T) {
 func TestNameLimits(t *testing.T) {
 	task := newTask(t)
 	sb := newSB(t)
-	id, _ := addKey(t, task, sb, 2, fstest.PlaintextStream("limits", 64))
+	id, _ := addKey(t, task, sb, 2, bare.PlaintextStream("limits", 64))
 	dir := encryptedInode(t, task, sb, v2Policy(id, 3), make([]byte, 16), 2, fscrypt.SIFDIR|0o755, 12)
 	var fname fscrypt.Name
 	if err := fscrypt.SetupFilename(task, dir, bytes.Repeat([]byte{'a'}, 256), false, &fname); err != errno.ENAMETOOLONG {
@@ -155,7 +155,7 @@ func TestNameLimits(t *testing.T) {
 func TestConcurrentKeySetup(t *testing.T) {
 	task := newTask(t)
 	sb := newSB(t)
-	id, _ := addKey(t, task, sb, 2, fstest.PlaintextStream("race", 64))
+	id, _ := addKey(t, task, sb, 2, bare.PlaintextStream("race", 64))
 	c := fscrypt.Context{Policy: v2Policy(id, 0), Nonce: [16]byte{1}}
 	for round := 0; round < 20; round++ {
 		i := sb.NewInode(0, fscrypt.SIFREG|0o644)

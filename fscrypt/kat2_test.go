@@ -25,11 +25,10 @@ func TestKATDerive(t *testing.T) {
 	}
 	for _, variant := range fscrypt.V1KDFPatch.VariantNames() {
 		t.Run(variant, func(t *testing.T) {
-			task := newTask(t)
-			set := patch.Set{}.MustWith(fscrypt.V1KDFPatch, variant)
+			task := newTaskWith(t, patch.Set{}.MustWith(fscrypt.V1KDFPatch, variant))
 			checked := 0
 			for _, c := range cases {
-				sb, p := caseFS(t, task, c, set)
+				sb, p := caseFS(t, task, c)
 				ino := c.Ino
 				for _, r := range c.Records {
 					var got []byte
@@ -151,7 +150,7 @@ func TestKATDirhash(t *testing.T) {
 	task := newTask(t)
 	n := 0
 	for _, c := range cases {
-		sb, p := caseFS(t, task, c, patch.Set{})
+		sb, p := caseFS(t, task, c)
 		d := sb.NewInode(c.Ino, fscrypt.SIFDIR|0o755)
 		d.Casefold = true
 		ctx := fscrypt.Context{Policy: p}

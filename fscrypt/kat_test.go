@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/vfslab/vfslab/kernel"
 	"strconv"
 	"testing"
 
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
 	"github.com/vfslab/vfslab/patch"
 )
@@ -28,7 +30,7 @@ func TestPublicKeyIdentifier(t *testing.T) {
 	task := newTask(t)
 	sb := newSB(t)
 	arg := &fscrypt.AddKeyArg{KeySpec: fscrypt.KeySpecifier{Type: fscrypt.KeySpecTypeIdentifier}, RawSize: 64, Raw: key}
-	if err := fscrypt.IoctlAddKey(task, fscrypt.RootCred, sb, arg); err != nil {
+	if err := fscrypt.IoctlAddKey(task, kernel.RootCred, sb, arg); err != nil {
 		t.Fatal(err)
 	}
 	if got := hex.EncodeToString(arg.KeySpec.U[:16]); got != "69b2f6edeee720cce0577937eb8a6751" {
@@ -66,11 +68,10 @@ func TestKATFilenames(t *testing.T) {
 	}
 	for _, variant := range fscrypt.FnameOnstackPatch.VariantNames() {
 		t.Run(variant, func(t *testing.T) {
-			set := patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant)
-			task := newTask(t)
+			task := newTaskWith(t, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant))
 			total := 0
 			for _, c := range cases {
-				sb, p := caseFS(t, task, c, set)
+				sb, p := caseFS(t, task, c)
 				dir := encryptedInode(t, task, sb, p, c.Nonce, c.Ino, fscrypt.SIFDIR|0o755, 12)
 				buf, err := fscrypt.FnameAllocBuffer(task, 255)
 				if err != nil {
@@ -115,12 +116,12 @@ func TestKATContents(t *testing.T) {
 	task := newTask(t)
 	total := 0
 	for _, c := range cases {
-		sb, p := caseFS(t, task, c, patch.Set{})
+		sb, p := caseFS(t, task, c)
 		for _, r := range c.Records {
 			du, _ := strconv.Atoi(r[0])
 			idx, _ := strconv.ParseUint(r[1], 10, 64)
 			nunits, _ := strconv.Atoi(r[2])
-			pt := fstest.PlaintextStream(r[3], nunits<<du)
+			pt := bare.PlaintextStream(r[3], nunits<<du)
 			pol := p
 			// Data units below the block size go through
 			// log2_data_unit_size, except for IV_INO_LBLK_32 which

@@ -87,17 +87,6 @@ func DescriptorSpec(d [KeyDescriptorSize]byte) KeySpecifier {
 	return s
 }
 
-// Cred is the part of the caller's credentials the key ioctls look at:
-// current_fsuid() and the capabilities they test.
-type Cred struct {
-	UID         uint32
-	CapSysAdmin bool // CAP_SYS_ADMIN
-	CapFowner   bool // CAP_FOWNER
-}
-
-// RootCred is uid 0 with every capability.
-var RootCred = &Cred{UID: 0, CapSysAdmin: true, CapFowner: true}
-
 // masterKeySecret is struct fscrypt_master_key_secret.
 type masterKeySecret struct {
 	hkdf hkdfKey // v2 only
@@ -308,7 +297,7 @@ type AddKeyArg struct {
 // reserved fields, flags or size), EACCES (descriptor key without
 // CAP_SYS_ADMIN), EFAULT (Raw shorter than RawSize), EOPNOTSUPP
 // (hardware-wrapped keys), ENOKEY (KeyID), ENOMEM.
-func IoctlAddKey(t *kernel.Task, cred *Cred, sb SuperBlock, arg *AddKeyArg) error {
+func IoctlAddKey(t *kernel.Task, cred *kernel.Cred, sb SuperBlock, arg *AddKeyArg) error {
 	if !arg.KeySpec.valid() || arg.Reserved != [7]uint32{} {
 		return errno.EINVAL
 	}
@@ -343,7 +332,7 @@ func IoctlAddKey(t *kernel.Task, cred *Cred, sb SuperBlock, arg *AddKeyArg) erro
 }
 
 // addMasterKey is do_add_master_key.
-func addMasterKey(t *kernel.Task, cred *Cred, kr *Keyring, secret *masterKeySecret, spec *KeySpecifier) error {
+func addMasterKey(t *kernel.Task, cred *kernel.Cred, kr *Keyring, secret *masterKeySecret, spec *KeySpecifier) error {
 	kr.addMu.Lock()
 	defer kr.addMu.Unlock()
 	for {
@@ -365,7 +354,7 @@ func addMasterKey(t *kernel.Task, cred *Cred, kr *Keyring, secret *masterKeySecr
 }
 
 // addNewMasterKey is add_new_master_key.
-func addNewMasterKey(t *kernel.Task, cred *Cred, kr *Keyring, secret *masterKeySecret, spec *KeySpecifier) error {
+func addNewMasterKey(t *kernel.Task, cred *kernel.Cred, kr *Keyring, secret *masterKeySecret, spec *KeySpecifier) error {
 	if err := mkCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
 		return err
 	}
@@ -391,7 +380,7 @@ func addNewMasterKey(t *kernel.Task, cred *Cred, kr *Keyring, secret *masterKeyS
 }
 
 // addExistingMasterKey is add_existing_master_key; dead reports KEY_DEAD.
-func addExistingMasterKey(t *kernel.Task, cred *Cred, mk *MasterKey, secret *masterKeySecret) (err error, dead bool) {
+func addExistingMasterKey(t *kernel.Task, cred *kernel.Cred, mk *MasterKey, secret *masterKeySecret) (err error, dead bool) {
 	if mk.users != nil && mk.users[cred.UID] {
 		return nil, false
 	}
@@ -426,7 +415,7 @@ func addExistingMasterKey(t *kernel.Task, cred *Cred, mk *MasterKey, secret *mas
 
 // verifyKeyAdded is fscrypt_verify_key_added: setting a v2 policy requires
 // that the caller added the key (or has CAP_FOWNER).
-func verifyKeyAdded(t *kernel.Task, cred *Cred, sb SuperBlock, id [KeyIdentifierSize]byte) error {
+func verifyKeyAdded(t *kernel.Task, cred *kernel.Cred, sb SuperBlock, id [KeyIdentifierSize]byte) error {
 	spec := IdentifierSpec(id)
 	var err error = errno.ENOKEY
 	if mk := sb.MasterKeys().findMasterKey(&spec); mk != nil {
@@ -457,14 +446,14 @@ type RemoveKeyArg struct {
 // evicted; KeyRemovalStatusFlagOtherUser says other users still hold it.
 // Errors: EINVAL, EACCES (descriptor key without CAP_SYS_ADMIN), ENOKEY
 // (no such key, or the caller never added it).
-func IoctlRemoveKey(t *kernel.Task, cred *Cred, sb SuperBlock, arg *RemoveKeyArg) error {
+func IoctlRemoveKey(t *kernel.Task, cred *kernel.Cred, sb SuperBlock, arg *RemoveKeyArg) error {
 	return doRemoveKey(t, cred, sb, arg, false)
 }
 
 // IoctlRemoveKeyAllUsers is fscrypt_ioctl_remove_key_all_users
 // (FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS): like IoctlRemoveKey but drops
 // every user's claim; needs CAP_SYS_ADMIN (EACCES).
-func IoctlRemoveKeyAllUsers(t *kernel.Task, cred *Cred, sb SuperBlock, arg *RemoveKeyArg) error {
+func IoctlRemoveKeyAllUsers(t *kernel.Task, cred *kernel.Cred, sb SuperBlock, arg *RemoveKeyArg) error {
 	if !cred.CapSysAdmin {
 		return errno.EACCES
 	}
@@ -472,7 +461,7 @@ func IoctlRemoveKeyAllUsers(t *kernel.Task, cred *Cred, sb SuperBlock, arg *Remo
 }
 
 // doRemoveKey is do_remove_key.
-func doRemoveKey(t *kernel.Task, cred *Cred, sb SuperBlock, arg *RemoveKeyArg, allUsers bool) (err error) {
+func doRemoveKey(t *kernel.Task, cred *kernel.Cred, sb SuperBlock, arg *RemoveKeyArg, allUsers bool) (err error) {
 	if !arg.KeySpec.valid() || arg.Reserved != [5]uint32{} {
 		return errno.EINVAL
 	}
@@ -572,7 +561,7 @@ type GetKeyStatusArg struct {
 
 // IoctlGetKeyStatus is fscrypt_ioctl_get_key_status
 // (FS_IOC_GET_ENCRYPTION_KEY_STATUS). Errors: EINVAL.
-func IoctlGetKeyStatus(t *kernel.Task, cred *Cred, sb SuperBlock, arg *GetKeyStatusArg) error {
+func IoctlGetKeyStatus(t *kernel.Task, cred *kernel.Cred, sb SuperBlock, arg *GetKeyStatusArg) error {
 	if !arg.KeySpec.valid() || arg.Reserved != [6]uint32{} {
 		return errno.EINVAL
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/vfslab/vfslab/kernel"
 )
 
-func keyStatus(t *testing.T, task *kernel.Task, cred *fscrypt.Cred, sb fscrypt.SuperBlock, spec fscrypt.KeySpecifier) fscrypt.GetKeyStatusArg {
+func keyStatus(t *testing.T, task *kernel.Task, cred *kernel.Cred, sb fscrypt.SuperBlock, spec fscrypt.KeySpecifier) fscrypt.GetKeyStatusArg {
 	t.Helper()
 	arg := fscrypt.GetKeyStatusArg{KeySpec: spec}
 	if err := fscrypt.IoctlGetKeyStatus(task, cred, sb, &arg); err != nil {
@@ -25,9 +25,9 @@ func TestKeyringUsers(t *testing.T) {
 	task := newTask(t)
 	sb := newSB(t)
 	base := task.Stats.Clone()
-	alice, bob, eve := &fscrypt.Cred{UID: 1000}, &fscrypt.Cred{UID: 2000}, &fscrypt.Cred{UID: 3000}
+	alice, bob, eve := &kernel.Cred{UID: 1000}, &kernel.Cred{UID: 2000}, &kernel.Cred{UID: 3000}
 	key := bytes.Repeat([]byte{0x42}, 32)
-	add := func(c *fscrypt.Cred) fscrypt.KeySpecifier {
+	add := func(c *kernel.Cred) fscrypt.KeySpecifier {
 		arg := &fscrypt.AddKeyArg{KeySpec: fscrypt.KeySpecifier{Type: fscrypt.KeySpecTypeIdentifier}, RawSize: 32, Raw: key}
 		if err := fscrypt.IoctlAddKey(task, c, sb, arg); err != nil {
 			t.Fatalf("add as %d: %v", c.UID, err)
@@ -87,7 +87,7 @@ func TestKeyringUsers(t *testing.T) {
 	if err := fscrypt.IoctlRemoveKeyAllUsers(task, alice, sb, &fscrypt.RemoveKeyArg{KeySpec: spec}); err != errno.EACCES {
 		t.Errorf("remove all users without CAP_SYS_ADMIN: %v", err)
 	}
-	if err := fscrypt.IoctlRemoveKeyAllUsers(task, fscrypt.RootCred, sb, &fscrypt.RemoveKeyArg{KeySpec: spec}); err != nil {
+	if err := fscrypt.IoctlRemoveKeyAllUsers(task, kernel.RootCred, sb, &fscrypt.RemoveKeyArg{KeySpec: spec}); err != nil {
 		t.Errorf("remove all users: %v", err)
 	}
 	if sb.Keys.Len() != 0 {
@@ -102,12 +102,12 @@ func TestKeyringUsers(t *testing.T) {
 func TestKeyringBadArgs(t *testing.T) {
 	task := newTask(t)
 	sb := newSB(t)
-	user := &fscrypt.Cred{UID: 1000}
+	user := &kernel.Cred{UID: 1000}
 	raw := bytes.Repeat([]byte{1}, 64)
 	id := fscrypt.KeySpecifier{Type: fscrypt.KeySpecTypeIdentifier}
 	desc := fscrypt.DescriptorSpec([8]byte{1, 2, 3})
 	for _, tc := range []struct {
-		cred *fscrypt.Cred
+		cred *kernel.Cred
 		arg  fscrypt.AddKeyArg
 		want error
 	}{
@@ -121,7 +121,7 @@ func TestKeyringBadArgs(t *testing.T) {
 		{user, fscrypt.AddKeyArg{KeySpec: id, RawSize: 64, Raw: raw, Flags: fscrypt.AddKeyFlagHWWrapped}, errno.EOPNOTSUPP},
 		{user, fscrypt.AddKeyArg{KeySpec: id, RawSize: 64, Raw: raw, Flags: 2}, errno.EINVAL},
 		{user, fscrypt.AddKeyArg{KeySpec: id, KeyID: 7}, errno.ENOKEY},
-		{fscrypt.RootCred, fscrypt.AddKeyArg{KeySpec: desc, RawSize: 16, Raw: raw}, nil},
+		{kernel.RootCred, fscrypt.AddKeyArg{KeySpec: desc, RawSize: 16, Raw: raw}, nil},
 	} {
 		arg := tc.arg
 		if err := fscrypt.IoctlAddKey(task, tc.cred, sb, &arg); err != tc.want {
@@ -138,7 +138,7 @@ func TestKeyringBadArgs(t *testing.T) {
 		t.Errorf("status of a bad spec: %v", err)
 	}
 	// v1 (descriptor) keys have no users: status has no user count.
-	if st := keyStatus(t, task, fscrypt.RootCred, sb, desc); st.Status != fscrypt.KeyStatusPresent || st.UserCount != 0 {
+	if st := keyStatus(t, task, kernel.RootCred, sb, desc); st.Status != fscrypt.KeyStatusPresent || st.UserCount != 0 {
 		t.Errorf("v1 key status %+v", st)
 	}
 }
@@ -161,7 +161,7 @@ func TestIncompleteRemoval(t *testing.T) {
 		t.Fatalf("active refs %d, want 3 (present + 2 inodes)", got)
 	}
 	rm := fscrypt.RemoveKeyArg{KeySpec: spec}
-	if err := fscrypt.IoctlRemoveKey(task, fscrypt.RootCred, sb, &rm); err != nil || rm.RemovalStatusFlags != fscrypt.KeyRemovalStatusFlagFilesBusy {
+	if err := fscrypt.IoctlRemoveKey(task, kernel.RootCred, sb, &rm); err != nil || rm.RemovalStatusFlags != fscrypt.KeyRemovalStatusFlagFilesBusy {
 		t.Fatalf("remove: %v flags %#x", err, rm.RemovalStatusFlags)
 	}
 	if !dir.Evicted || file.Evicted || fscrypt.HasEncryptionKey(dir) || !fscrypt.HasEncryptionKey(file) {
@@ -170,7 +170,7 @@ func TestIncompleteRemoval(t *testing.T) {
 	if !task.K.Log.Contains("1 inode(s) still busy after removing key with identifier") {
 		t.Errorf("log: %q", task.K.Log.Lines())
 	}
-	if st := keyStatus(t, task, fscrypt.RootCred, sb, spec); st.Status != fscrypt.KeyStatusIncompletelyRemoved {
+	if st := keyStatus(t, task, kernel.RootCred, sb, spec); st.Status != fscrypt.KeyStatusIncompletelyRemoved {
 		t.Errorf("status %+v, want INCOMPLETELY_REMOVED", st)
 	}
 	if secret, _ := fscrypt.MasterKeySecretForTest(mk); *secret != [64]byte{} {
@@ -191,13 +191,13 @@ func TestIncompleteRemoval(t *testing.T) {
 	}
 	// Trying again while busy reports busy again.
 	rm = fscrypt.RemoveKeyArg{KeySpec: spec}
-	if err := fscrypt.IoctlRemoveKey(task, fscrypt.RootCred, sb, &rm); err != nil || rm.RemovalStatusFlags != fscrypt.KeyRemovalStatusFlagFilesBusy {
+	if err := fscrypt.IoctlRemoveKey(task, kernel.RootCred, sb, &rm); err != nil || rm.RemovalStatusFlags != fscrypt.KeyRemovalStatusFlagFilesBusy {
 		t.Errorf("remove again: %v %#x", err, rm.RemovalStatusFlags)
 	}
 	// Close and evict: the key leaves the keyring.
 	file.Opens = 0
 	file.Evict(task)
-	if st := keyStatus(t, task, fscrypt.RootCred, sb, spec); st.Status != fscrypt.KeyStatusAbsent || sb.Keys.Len() != 0 {
+	if st := keyStatus(t, task, kernel.RootCred, sb, spec); st.Status != fscrypt.KeyStatusAbsent || sb.Keys.Len() != 0 {
 		t.Errorf("after the last close: %+v, keyring %s", st, sb.Keys)
 	}
 	if l := task.Stats.Leaks(base); len(l) != 0 {
@@ -216,11 +216,11 @@ func TestReaddDuringIncompleteRemoval(t *testing.T) {
 	p := v2Policy(id, 0)
 	file := encryptedInode(t, task, sb, p, bytes.Repeat([]byte{2}, 16), 0, fscrypt.SIFREG|0o644, 12)
 	file.Opens = 1
-	if err := fscrypt.IoctlRemoveKey(task, fscrypt.RootCred, sb, &fscrypt.RemoveKeyArg{KeySpec: spec}); err != nil {
+	if err := fscrypt.IoctlRemoveKey(task, kernel.RootCred, sb, &fscrypt.RemoveKeyArg{KeySpec: spec}); err != nil {
 		t.Fatal(err)
 	}
 	addKey(t, task, sb, 2, key)
-	if st := keyStatus(t, task, fscrypt.RootCred, sb, spec); st.Status != fscrypt.KeyStatusPresent {
+	if st := keyStatus(t, task, kernel.RootCred, sb, spec); st.Status != fscrypt.KeyStatusPresent {
 		t.Errorf("status %+v", st)
 	}
 	if fscrypt.DropInode(file) {
@@ -269,7 +269,7 @@ func TestKeyringConcurrency(t *testing.T) {
 	}
 	for r := 0; r < rounds/4; r++ {
 		arg := fscrypt.RemoveKeyArg{KeySpec: fscrypt.IdentifierSpec(id)}
-		if err := fscrypt.IoctlRemoveKey(task, fscrypt.RootCred, sb, &arg); err != nil {
+		if err := fscrypt.IoctlRemoveKey(task, kernel.RootCred, sb, &arg); err != nil {
 			t.Errorf("remove: %v", err)
 		}
 		addKey(t, task, sb, 2, key)

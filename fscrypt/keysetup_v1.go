@@ -126,9 +126,9 @@ func setupV1FileKeyDirect(t *kernel.Task, ci *InodeInfo, rawKey []byte) error {
 // fscrypt-v1-kdf variant in force does it, then prepare a tfm with it.
 func setupV1FileKeyDerived(t *kernel.Task, ci *InodeInfo, rawMasterKey []byte) error {
 	keysize := ci.mode.KeySize
-	set := ci.inode.SuperBlock().Patches()
-	switch set.Get(V1KDFPatch) {
-	case v1kdfAESLib:
+	sync := false // derive_key_aes with a sync skcipher (Linux 6.17)
+	switch v1KDF.Of(t.K.Patches()) {
+	case V1KDFAESLib:
 		if t.WarnOn(keysize > maxRawKeySize || keysize%aes.BlockSize != 0, "derived_keysize") {
 			return errno.EINVAL
 		}
@@ -140,20 +140,27 @@ func setupV1FileKeyDerived(t *kernel.Task, ci *InodeInfo, rawMasterKey []byte) e
 		err := setPerFileEncKey(t, ci, derived[:keysize])
 		clear(derived[:keysize])
 		return err
-	default:
-		// Base and sync: a kmalloc'd buffer, since the scatterlist API
-		// cannot take a stack address.
-		derived, err := t.Kmalloc(siteV1DerivedKey, keysize, kmem.GFPKernel)
-		if err != nil {
-			return err
-		}
-		defer t.KfreeSensitive(siteV1DerivedKey, derived)
-		if err := deriveKeyAES(t, ci.inode.SuperBlock(), rawMasterKey[:keysize], ci.nonce[:], derived); err != nil {
-			return err
-		}
-		t.Inc(EvKeyDerive)
-		return setPerFileEncKey(t, ci, derived)
+	case V1KDFSync:
+		sync = true
+	case V1KDFBase:
 	}
+	// Base and sync: a kmalloc'd buffer, since the scatterlist API
+	// cannot take a stack address.
+	derived, err := t.Kmalloc(siteV1DerivedKey, keysize, kmem.GFPKernel)
+	if err != nil {
+		return err
+	}
+	defer t.KfreeSensitive(siteV1DerivedKey, derived)
+	if sync {
+		err = deriveKeyAESSync(t, ci.inode.SuperBlock(), rawMasterKey[:keysize], ci.nonce[:], derived)
+	} else {
+		err = deriveKeyAES(t, ci.inode.SuperBlock(), rawMasterKey[:keysize], ci.nonce[:], derived)
+	}
+	if err != nil {
+		return err
+	}
+	t.Inc(EvKeyDerive)
+	return setPerFileEncKey(t, ci, derived)
 }
 
 // deriveKeyAESLib is the Linux 7.1 derivation: aes_prepareenckey with the
@@ -177,7 +184,7 @@ func setupV1FileKey(t *kernel.Task, ci *InodeInfo, rawMasterKey []byte, mk *Mast
 }
 
 // DeriveV1Key runs the v1 key derivation of the fscrypt-v1-kdf variant that
-// sb's patch set selects: AES-128-ECB of masterKey[:len(derived)] under the
+// t's kernel runs, with sb's Crypto API: AES-128-ECB of masterKey[:len(derived)] under the
 // 16-byte nonce, into derived (a multiple of 16 bytes, at most 64). It is
 // what setup_v1_file_key_derived does before preparing the key, exposed for
 // benchmarks and the CLI. Errors: EINVAL, ENOMEM, Crypto API errors.
@@ -186,8 +193,9 @@ func DeriveV1Key(t *kernel.Task, sb SuperBlock, masterKey []byte, nonce [FileNon
 	if n == 0 || n%aes.BlockSize != 0 || n > maxRawKeySize || len(masterKey) < n {
 		return errno.EINVAL
 	}
-	switch sb.Patches().Get(V1KDFPatch) {
-	case v1kdfAESLib:
+	sync := false // derive_key_aes with a sync skcipher (Linux 6.17)
+	switch v1KDF.Of(t.K.Patches()) {
+	case V1KDFAESLib:
 		var buf [maxRawKeySize]byte
 		if err := deriveKeyAESLib(t, masterKey[:n], nonce[:], buf[:n]); err != nil {
 			return err
@@ -195,19 +203,26 @@ func DeriveV1Key(t *kernel.Task, sb SuperBlock, masterKey []byte, nonce [FileNon
 		copy(derived, buf[:n])
 		clear(buf[:n])
 		return nil
-	default:
-		buf, err := t.Kmalloc(siteV1DerivedKey, n, kmem.GFPKernel)
-		if err != nil {
-			return err
-		}
-		defer t.KfreeSensitive(siteV1DerivedKey, buf)
-		// The scatterlist API takes the nonce's address: a copy, so that
-		// the library variant's nonce can stay on the stack.
-		key := nonce
-		if err := deriveKeyAES(t, sb, masterKey[:n], key[:], buf); err != nil {
-			return err
-		}
-		copy(derived, buf)
-		return nil
+	case V1KDFSync:
+		sync = true
+	case V1KDFBase:
 	}
+	buf, err := t.Kmalloc(siteV1DerivedKey, n, kmem.GFPKernel)
+	if err != nil {
+		return err
+	}
+	defer t.KfreeSensitive(siteV1DerivedKey, buf)
+	// The scatterlist API takes the nonce's address: a copy, so that
+	// the library variant's nonce can stay on the stack.
+	key := nonce
+	if sync {
+		err = deriveKeyAESSync(t, sb, masterKey[:n], key[:], buf)
+	} else {
+		err = deriveKeyAES(t, sb, masterKey[:n], key[:], buf)
+	}
+	if err != nil {
+		return err
+	}
+	copy(derived, buf)
+	return nil
 }

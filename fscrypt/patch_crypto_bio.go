@@ -24,10 +24,16 @@ var CryptoBioPatch = patch.Register(&patch.Patch{
 	},
 })
 
-// Variant indexes of CryptoBioPatch.
+// CryptoBioVariant is a variant of CryptoBioPatch, in Variants order.
+type CryptoBioVariant uint8
+
+// The crypto-bio variants.
 const (
-	bioWorkqueue = iota
-	bioInline
-	bioChain
-	bioWhole
+	BioWorkqueue CryptoBioVariant = iota
+	BioInline
+	BioChain
+	BioWhole
 )
+
+// cryptoBio reads the crypto-bio variant of a machine's patch set.
+var cryptoBio = patch.Bind[CryptoBioVariant](CryptoBioPatch)

@@ -24,9 +24,17 @@ var FnameOnstackPatch = patch.Register(&patch.Patch{
 	},
 })
 
-// Variant indexes of FnameOnstackPatch.
+// FnameOnstackVariant is a variant of FnameOnstackPatch, in Variants
+// order.
+type FnameOnstackVariant uint8
+
+// The fscrypt-fname-onstack variants.
 const (
-	fnameBase = iota
-	fnameV2
-	fnameUpstream
+	FnameBase FnameOnstackVariant = iota
+	FnameV2
+	FnameUpstream
 )
+
+// fnameOnstack reads the fscrypt-fname-onstack variant of a machine's patch
+// set.
+var fnameOnstack = patch.Bind[FnameOnstackVariant](FnameOnstackPatch)

@@ -23,9 +23,15 @@ var V1KDFPatch = patch.Register(&patch.Patch{
 	},
 })
 
-// Variant indexes of V1KDFPatch.
+// V1KDFVariant is a variant of V1KDFPatch, in Variants order.
+type V1KDFVariant uint8
+
+// The fscrypt-v1-kdf variants.
 const (
-	v1kdfBase = iota
-	v1kdfSync
-	v1kdfAESLib
+	V1KDFBase V1KDFVariant = iota
+	V1KDFSync
+	V1KDFAESLib
 )
+
+// v1KDF reads the fscrypt-v1-kdf variant of a machine's patch set.
+var v1KDF = patch.Bind[V1KDFVariant](V1KDFPatch)

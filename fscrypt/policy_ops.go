@@ -171,7 +171,7 @@ func GetPolicy(t *kernel.Task, inode Inode) (Policy, error) {
 }
 
 // setEncryptionPolicy is fs/crypto/policy.c set_encryption_policy.
-func setEncryptionPolicy(t *kernel.Task, cred *Cred, inode Inode, p *Policy) error {
+func setEncryptionPolicy(t *kernel.Task, cred *kernel.Cred, inode Inode, p *Policy) error {
 	if !SupportedPolicy(t, p, inode) {
 		return errno.EINVAL
 	}
@@ -208,7 +208,7 @@ type DeadDir interface{ IsDeadDir() bool }
 // unsupported policy), EACCES (not the owner), ENOTDIR, ENOENT (removed
 // directory), ENOTEMPTY, EEXIST, ENOKEY (v2 key not added by the caller),
 // and errors from the filesystem. The filesystem must hold the inode lock.
-func IoctlSetPolicy(t *kernel.Task, cred *Cred, inode Inode, arg []byte) error {
+func IoctlSetPolicy(t *kernel.Task, cred *kernel.Cred, inode Inode, arg []byte) error {
 	if len(arg) < 1 {
 		return errno.EFAULT
 	}

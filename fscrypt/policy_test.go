@@ -9,7 +9,7 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 )
 
@@ -121,26 +121,26 @@ func TestSupportedPolicyFilesystemLimits(t *testing.T) {
 	base := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: 1, FilenamesMode: 4}
 	for _, tc := range []struct {
 		name  string
-		setup func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy)
+		setup func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy)
 		ok    bool
 		log   string
 	}{
-		{"v2 plain", func(*fstest.SB, *fstest.Inode, *fscrypt.Policy) {}, true, ""},
-		{"v1 casefold", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { i.Casefold = true; p.Version = 0 }, false, "v1 policies can't be used on casefolded directories"},
-		{"v2 casefold", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { i.Casefold = true }, true, ""},
-		{"du 512", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 9 }, true, ""},
-		{"du 256", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 8 }, false, "Unsupported log2_data_unit_size"},
-		{"du 8192", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 13 }, false, "Unsupported log2_data_unit_size"},
-		{"du no subblock", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 9; sb.NoSubblock = true }, false, "does not support configuring crypto data unit size"},
-		{"lblk32 du 512", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) {
+		{"v2 plain", func(*bare.SB, *bare.Inode, *fscrypt.Policy) {}, true, ""},
+		{"v1 casefold", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { i.Casefold = true; p.Version = 0 }, false, "v1 policies can't be used on casefolded directories"},
+		{"v2 casefold", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { i.Casefold = true }, true, ""},
+		{"du 512", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 9 }, true, ""},
+		{"du 256", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 8 }, false, "Unsupported log2_data_unit_size"},
+		{"du 8192", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 13 }, false, "Unsupported log2_data_unit_size"},
+		{"du no subblock", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Log2DataUnitSize = 9; sb.NoSubblock = true }, false, "does not support configuring crypto data unit size"},
+		{"lblk32 du 512", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) {
 			p.Log2DataUnitSize = 9
 			p.Flags = 0x10
 		}, false, "Sub-block data units not yet supported with IV_INO_LBLK_32"},
-		{"lblk64 ok", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.MaxBytesLimit = 1 << 44 }, true, ""},
-		{"lblk64 big file", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.MaxBytesLimit = 1<<44 + 1 }, false, "maximum file size is too large"},
-		{"lblk64 unstable", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.NoStableInodes = true }, false, "stable inode numbers"},
-		{"lblk32 64-bit inodes", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Flags = 0x10; sb.No32BitInodes = true }, false, "maximum inode number is too large"},
-		{"reserved", func(sb *fstest.SB, i *fstest.Inode, p *fscrypt.Policy) { p.Reserved[1] = 1 }, false, "Reserved bits set"},
+		{"lblk64 ok", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.MaxBytesLimit = 1 << 44 }, true, ""},
+		{"lblk64 big file", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.MaxBytesLimit = 1<<44 + 1 }, false, "maximum file size is too large"},
+		{"lblk64 unstable", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.NoStableInodes = true }, false, "stable inode numbers"},
+		{"lblk32 64-bit inodes", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x10; sb.No32BitInodes = true }, false, "maximum inode number is too large"},
+		{"reserved", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Reserved[1] = 1 }, false, "Reserved bits set"},
 	} {
 		task.K.Log = &kernel.Log{}
 		sb := newSB(t)
@@ -168,16 +168,16 @@ func TestSetGetPolicy(t *testing.T) {
 	sb := newSB(t)
 	key := bytes.Repeat([]byte{7}, 64)
 	id, _ := addKey(t, task, sb, 2, key)
-	user := &fscrypt.Cred{UID: 1000}
+	user := &kernel.Cred{UID: 1000}
 	p := v2Policy(id, 2)
 
 	file := sb.NewInode(0, fscrypt.SIFREG|0o644)
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, file, p.Marshal()); err != errno.ENOTDIR {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, file, p.Marshal()); err != errno.ENOTDIR {
 		t.Errorf("set on a file: %v, want ENOTDIR", err)
 	}
 	full := sb.NewInode(0, fscrypt.SIFDIR|0o755)
 	full.Entries = 1
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, full, p.Marshal()); err != errno.ENOTEMPTY {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, full, p.Marshal()); err != errno.ENOTEMPTY {
 		t.Errorf("set on a non-empty dir: %v, want ENOTEMPTY", err)
 	}
 	dir := sb.NewInode(0, fscrypt.SIFDIR|0o755)
@@ -189,7 +189,7 @@ func TestSetGetPolicy(t *testing.T) {
 		{[]byte{1}, errno.EINVAL},
 		{p.Marshal()[:10], errno.EFAULT},
 	} {
-		if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, dir, bad.arg); err != bad.want {
+		if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, dir, bad.arg); err != bad.want {
 			t.Errorf("set %x: %v, want %v", bad.arg, err, bad.want)
 		}
 	}
@@ -205,17 +205,17 @@ func TestSetGetPolicy(t *testing.T) {
 		t.Errorf("set by a user without the key: %v, want ENOKEY", err)
 	}
 	unknown := v2Policy([16]byte{1}, 0)
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, mine, unknown.Marshal()); err != nil {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, mine, unknown.Marshal()); err != nil {
 		t.Errorf("CAP_FOWNER may set a policy for a key it did not add: %v", err)
 	}
 	// Unsupported policy.
 	bad := p
 	bad.FilenamesMode = 10
 	bad.ContentsMode = 5
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, dir, bad.Marshal()); err != errno.EINVAL {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, dir, bad.Marshal()); err != errno.EINVAL {
 		t.Errorf("set unsupported: %v, want EINVAL", err)
 	}
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, dir, p.Marshal()); err != nil {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, dir, p.Marshal()); err != nil {
 		t.Fatalf("set: %v", err)
 	}
 	if !dir.IsEncrypted() {
@@ -224,17 +224,17 @@ func TestSetGetPolicy(t *testing.T) {
 	// The same policy again is fine even now that the dir is not empty;
 	// a different one is EEXIST.
 	dir.Entries = 3
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, dir, p.Marshal()); err != nil {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, dir, p.Marshal()); err != nil {
 		t.Errorf("set same again: %v", err)
 	}
 	q := v2Policy(id, 3)
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, dir, q.Marshal()); err != errno.EEXIST {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, dir, q.Marshal()); err != errno.EEXIST {
 		t.Errorf("set different: %v, want EEXIST", err)
 	}
 	// A corrupt context counts as a different policy.
 	corrupt := sb.NewInode(0, fscrypt.SIFDIR|0o755)
 	corrupt.SetRawContext([]byte{9, 9, 9})
-	if err := fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, corrupt, p.Marshal()); err != errno.EEXIST {
+	if err := fscrypt.IoctlSetPolicy(task, kernel.RootCred, corrupt, p.Marshal()); err != errno.EEXIST {
 		t.Errorf("set over a corrupt context: %v, want EEXIST", err)
 	}
 
@@ -295,7 +295,7 @@ func TestHasPermittedContext(t *testing.T) {
 	id, _ := addKey(t, task, sb, 2, bytes.Repeat([]byte{3}, 64))
 	p := v2Policy(id, 0)
 	q := v2Policy(id, 1)
-	mk := func(mode uint32, pol *fscrypt.Policy) *fstest.Inode {
+	mk := func(mode uint32, pol *fscrypt.Policy) *bare.Inode {
 		i := sb.NewInode(0, mode)
 		if pol != nil {
 			c := fscrypt.Context{Policy: *pol}
@@ -314,7 +314,7 @@ func TestHasPermittedContext(t *testing.T) {
 	corruptB := mk(fscrypt.SIFREG, nil)
 	corruptB.SetRawContext([]byte{7, 7})
 	for _, tc := range []struct {
-		parent, child *fstest.Inode
+		parent, child *bare.Inode
 		want          bool
 	}{
 		{plainDir, plainFile, true},

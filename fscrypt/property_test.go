@@ -10,9 +10,8 @@ import (
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // validPolicy draws a policy the kernel accepts on a directory of a
@@ -51,10 +50,10 @@ var nameGen = rapid.Custom(func(t *rapid.T) []byte {
 	return b
 })
 
-// setupDir makes a superblock with set and a directory under p whose key is
-// set up with master key and nonce.
-func setupDir(tb testing.TB, task *kernel.Task, set patch.Set, p fscrypt.Policy, master, nonce []byte, ino uint64) *fstest.Inode {
-	sb := fstest.NewSB(newAPI(), set)
+// setupDir makes a superblock and a directory under p whose key is set up
+// with master key and nonce, by task (whose kernel's variants run).
+func setupDir(tb testing.TB, task *kernel.Task, p fscrypt.Policy, master, nonce []byte, ino uint64) *bare.Inode {
+	sb := bare.NewSB(newAPI())
 	sb.FSUUID = [16]byte{0xfe, 0xed}
 	p.Identifier, p.Descriptor = addKey(tb, task, sb, map[bool]int{true: 2, false: 1}[p.Version == fscrypt.PolicyV2], master)
 	return encryptedInode(tb, task, sb, p, nonce, ino, fscrypt.SIFDIR|0o755, 12)
@@ -65,7 +64,7 @@ func setupDir(tb testing.TB, task *kernel.Task, set patch.Set, p fscrypt.Policy,
 // padded length, and each decrypts it back; the name never round-trips to
 // something else, and the no-key name matches the entry.
 func TestPropertyFilenames(t *testing.T) {
-	task := newTask(t)
+	tasks := variantTasks(t, fscrypt.FnameOnstackPatch)
 	rapid.Check(t, func(rt *rapid.T) {
 		p := validPolicy(rt)
 		master := rapid.SliceOfN(rapid.Byte(), 64, 64).Draw(rt, "master")
@@ -74,7 +73,8 @@ func TestPropertyFilenames(t *testing.T) {
 		name := nameGen.Draw(rt, "name")
 		var first []byte
 		for _, variant := range fscrypt.FnameOnstackPatch.VariantNames() {
-			dir := setupDir(t, task, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, variant), p, master, nonce, ino)
+			task := tasks[variant]
+			dir := setupDir(t, task, p, master, nonce, ino)
 			var fname fscrypt.Name
 			if err := fscrypt.SetupFilename(task, dir, name, false, &fname); err != nil {
 				rt.Fatalf("%s: setup: %v", variant, err)
@@ -207,11 +207,8 @@ func TestNokeyRejections(t *testing.T) {
 // TestPropertyV1KDFVariants: the three fscrypt-v1-kdf variants derive the
 // same key for every key size the modes use and any master key and nonce.
 func TestPropertyV1KDFVariants(t *testing.T) {
-	task := newTask(t)
-	sbs := map[string]*fstest.SB{}
-	for _, v := range fscrypt.V1KDFPatch.VariantNames() {
-		sbs[v] = fstest.NewSB(newAPI(), patch.Set{}.MustWith(fscrypt.V1KDFPatch, v))
-	}
+	tasks := variantTasks(t, fscrypt.V1KDFPatch)
+	sb := bare.NewSB(newAPI())
 	rapid.Check(t, func(rt *rapid.T) {
 		size := rapid.SampledFrom([]int{16, 32, 64}).Draw(rt, "keysize")
 		master := rapid.SliceOfN(rapid.Byte(), size, 64).Draw(rt, "master")
@@ -220,7 +217,7 @@ func TestPropertyV1KDFVariants(t *testing.T) {
 		var first []byte
 		for _, v := range fscrypt.V1KDFPatch.VariantNames() {
 			out := make([]byte, size)
-			if err := fscrypt.DeriveV1Key(task, sbs[v], master, nonce, out); err != nil {
+			if err := fscrypt.DeriveV1Key(tasks[v], sb, master, nonce, out); err != nil {
 				rt.Fatalf("%s: %v", v, err)
 			}
 			if first == nil {
@@ -276,13 +273,13 @@ func TestPropertySymlinks(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		p := validPolicy(rt)
 		master := rapid.SliceOfN(rapid.Byte(), 64, 64).Draw(rt, "master")
-		dir := setupDir(t, task, patch.Set{}, p, master, bytes.Repeat([]byte{5}, 16), 2)
+		dir := setupDir(t, task, p, master, bytes.Repeat([]byte{5}, 16), 2)
 		target := nameGen.Draw(rt, "target")
 		diskLen, encrypted, err := fscrypt.PrepareSymlink(task, dir, target, 4096)
 		if err != nil || !encrypted {
 			rt.Fatalf("prepare: %v", err)
 		}
-		link := dir.SuperBlock().(*fstest.SB).NewInode(0, fscrypt.SIFLNK|0o777)
+		link := dir.SuperBlock().(*bare.SB).NewInode(0, fscrypt.SIFLNK|0o777)
 		if enc, err := fscrypt.PrepareNewInode(task, dir, link); err != nil || !enc {
 			rt.Fatalf("new inode: %v", err)
 		}
@@ -334,7 +331,7 @@ func TestMalformedInputNeverPanics(t *testing.T) {
 			fscrypt.IoctlGetPolicyEx(task, i, make([]byte, 40))
 			fscrypt.PutEncryptionInfo(task, i)
 			j := sb.NewInode(0, fscrypt.SIFDIR|0o755)
-			fscrypt.IoctlSetPolicy(task, fscrypt.RootCred, j, b)
+			fscrypt.IoctlSetPolicy(task, kernel.RootCred, j, b)
 			buf, _ := fscrypt.FnameAllocBuffer(task, 255)
 			if len(b) <= 255 {
 				fscrypt.FnameDiskToUsr(task, withKey, 0, 0, b, buf)

@@ -143,13 +143,14 @@ func (rp *ReadPath) endio(w *kernel.Task, bio *block.Bio) {
 		rp.finish(bio)
 		return
 	}
-	if rp.inode.SuperBlock().Patches().Get(CryptoBioPatch) == bioWorkqueue {
+	switch cryptoBio.Of(w.K.Patches()) {
+	case BioWorkqueue:
 		// fscrypt_enqueue_decrypt_work
 		w.Inc(EvDecryptWork)
 		rp.wq <- bio
-		return
+	case BioInline, BioChain, BioWhole:
+		rp.decrypt(w, bio)
 	}
-	rp.decrypt(w, bio)
 }
 
 // worker is a fscrypt_read_workqueue worker.

@@ -9,9 +9,9 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
-	"github.com/vfslab/vfslab/vfs/memfs"
 )
 
 var variants = hooks.FileOpenPatch.VariantNames()
@@ -27,12 +27,11 @@ type env struct {
 
 func newEnv(tb testing.TB, variant string, opts *memfs.Options) *env {
 	tb.Helper()
-	k := kernel.New()
+	k := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(hooks.FileOpenPatch, variant)})
 	t := k.NewTask("hooks-test")
 	t.EnableCounting()
 	tb.Cleanup(t.Exit)
-	set := patch.Set{}.MustWith(hooks.FileOpenPatch, variant)
-	sys, p, err := memfs.Boot(t, vfs.Config{Patches: set}, opts)
+	sys, p, err := memfs.Boot(t, vfs.Config{}, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

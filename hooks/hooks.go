@@ -17,10 +17,10 @@
 // fscrypt-file-open): base takes a reference on the parent dentry for every
 // open (dget_parent + dput, two atomic operations on the shared parent's
 // lockref), v1 and v2 first look at the parent under RCU and return at once
-// when it is not encrypted. The variant comes from the superblock's
-// patch.Set. Every variant returns the same answer for the parent the file
-// had at some instant of the call; TestFileOpenVariantsUnderRename checks
-// it against concurrent renames.
+// when it is not encrypted. The variant comes from the simulated kernel's
+// patch.Set (t.K.Patches()). Every variant returns the same answer for the
+// parent the file had at some instant of the call;
+// TestFileOpenVariantsUnderRename checks it against concurrent renames.
 //
 // Go names are the kernel's in CamelCase, with the Fscrypt prefix kept.
 package hooks
@@ -58,7 +58,7 @@ var (
 // refused with EPERM and a warning naming the parent's inode number.
 //
 // How the parent is reached depends on the fscrypt-file-open variant of
-// the superblock's patch set (seed 004): base always takes a reference
+// the kernel's patch set (seed 004): base always takes a reference
 // (dget_parent + dput); v1 and v2 first read the parent under RCU and
 // return 0 when it exists and is not encrypted, taking the reference only
 // for an encrypted (or negative) parent; v1 then keeps the IS_ENCRYPTED
@@ -69,8 +69,10 @@ func FscryptFileOpen(t *kernel.Task, inode *vfs.Inode, filp *vfs.File) error {
 		return err
 	}
 	dentry := filp.Dentry()
-	variant := inode.SB().Patches().Get(FileOpenPatch)
-	if variant != fileOpenBase {
+	variant := fileOpen.Of(t.K.Patches())
+	switch variant {
+	case FileOpenBase:
+	case FileOpenV1, FileOpenV2:
 		// A reference on the parent dentry is only needed to compare
 		// policies, and taking one makes every open of every file in a
 		// directory write the directory dentry's cache line, which is
@@ -94,9 +96,9 @@ func FscryptFileOpen(t *kernel.Task, inode *vfs.Inode, filp *vfs.File) error {
 	dinode := dir.Inode()
 	var refuse bool
 	switch variant {
-	case fileOpenBase, fileOpenV1:
+	case FileOpenBase, FileOpenV1:
 		refuse = dinode.IsEncrypted() && !fscrypt.HasPermittedContext(t, dinode, inode)
-	default:
+	case FileOpenV2:
 		refuse = !fscrypt.HasPermittedContext(t, dinode, inode)
 	}
 	var err error

@@ -10,8 +10,8 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/hooks"
+	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/vfs"
-	"github.com/vfslab/vfslab/vfs/memfs"
 )
 
 // nokeyName returns the listed (no-key) name of the n-th entry of dir.

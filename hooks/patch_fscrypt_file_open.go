@@ -30,9 +30,15 @@ var FileOpenPatch = patch.Register(&patch.Patch{
 	},
 })
 
-// Variant indexes of FileOpenPatch, in the order of Variants.
+// FileOpenVariant is a variant of FileOpenPatch, in Variants order.
+type FileOpenVariant uint8
+
+// The fscrypt-file-open variants.
 const (
-	fileOpenBase = iota
-	fileOpenV1
-	fileOpenV2
+	FileOpenBase FileOpenVariant = iota
+	FileOpenV1
+	FileOpenV2
 )
+
+// fileOpen reads the fscrypt-file-open variant of a machine's patch set.
+var fileOpen = patch.Bind[FileOpenVariant](FileOpenPatch)

@@ -10,8 +10,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/vfs"
-	"github.com/vfslab/vfslab/vfs/memfs"
 )
 
 // raceConfig is one run of the rename race.

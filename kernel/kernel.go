@@ -17,6 +17,7 @@ import (
 
 	"github.com/vfslab/vfslab/events"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/rcu"
 )
 
@@ -34,11 +35,58 @@ type Kernel struct {
 	SlubDebug bool
 
 	nextPID atomic.Int64
+	// patches is the machine's patch selection, fixed when it is made.
+	patches patch.Set
+	// counting makes every task count (Config.Counting); counted lists
+	// the counting tasks, under countedMu.
+	counting  bool
+	countedMu sync.Mutex
+	counted   []*Task
 }
 
-// New returns a machine with its own RCU domain, log and BUG records.
-func New() *Kernel {
-	return &Kernel{RCU: &rcu.Domain{}, Log: &Log{}, Bugs: &BugLog{}}
+// Config is what a machine is made with (NewWith).
+type Config struct {
+	// Patches selects the variant of every modelled patch that the
+	// machine's code runs, in every layer (dcache, kmem, crypto, fscrypt,
+	// the filesystems): the kernel that was built with those patches.
+	Patches patch.Set
+	// SlubDebug sets Kernel.SlubDebug.
+	SlubDebug bool
+	// Counting makes every task created on the machine count events and
+	// allocations (EnableCounting) and keeps the list of those tasks
+	// (CountedTasks), so that a measurement sees the tasks a workload
+	// starts on its own (block device completions, workqueue workers,
+	// crypto engine threads) as well as the ones it is handed.
+	Counting bool
+}
+
+// New returns a machine with its own RCU domain, log and BUG records,
+// running every patch's base variant and counting nothing.
+func New() *Kernel { return NewWith(Config{}) }
+
+// NewWith returns a machine made with cfg.
+func NewWith(cfg Config) *Kernel {
+	return &Kernel{RCU: &rcu.Domain{}, Log: &Log{}, Bugs: &BugLog{},
+		SlubDebug: cfg.SlubDebug, patches: cfg.Patches, counting: cfg.Counting}
+}
+
+// Patches is the machine's patch selection, which every layer reads its
+// variant from (through the Selector its patch's Bind returned): one load
+// of the task's kernel and one array load. It never changes.
+func (k *Kernel) Patches() *patch.Set { return &k.patches }
+
+// Counting reports whether every task of the machine counts
+// (Config.Counting).
+func (k *Kernel) Counting() bool { return k.counting }
+
+// CountedTasks returns, on a counting machine, every task that has counted
+// so far, in creation order, exited ones included; nil otherwise. Reading
+// a task's counters is safe once nothing runs on it (its operation
+// returned and synchronised with the reader).
+func (k *Kernel) CountedTasks() []*Task {
+	k.countedMu.Lock()
+	defer k.countedMu.Unlock()
+	return append([]*Task(nil), k.counted...)
 }
 
 // Task is the model of a kernel task (struct task_struct, `current`). It is
@@ -57,26 +105,38 @@ type Task struct {
 	// Tracer, when not nil, records the functions the task runs (see
 	// Trace).
 	Tracer *Tracer
+
+	counted bool
 }
 
 // NewTask creates a task named comm on k. It counts nothing until
-// EnableCounting is called. Call Exit when the task is done.
+// EnableCounting is called, unless k is a counting machine
+// (Config.Counting). Call Exit when the task is done.
 func (k *Kernel) NewTask(comm string) *Task {
 	t := &Task{K: k, PID: int(k.nextPID.Add(1)), Comm: comm}
 	t.RCU = k.RCU.NewReader(nil)
 	if k.SlubDebug {
 		t.Debug = &kmem.SlubDebug{}
 	}
+	if k.counting {
+		t.EnableCounting()
+	}
 	return t
 }
 
 // EnableCounting gives the task fresh event counters and allocation
-// statistics.
+// statistics; on a counting machine the task joins CountedTasks.
 func (t *Task) EnableCounting() {
 	t.Ev = events.New()
 	t.Stats = new(kmem.Stats)
 	t.RCU.Close()
 	t.RCU = t.K.RCU.NewReader(t.Ev)
+	if t.K.counting && !t.counted {
+		t.counted = true
+		t.K.countedMu.Lock()
+		t.K.counted = append(t.K.counted, t)
+		t.K.countedMu.Unlock()
+	}
 }
 
 // Exit unregisters the task's RCU reader.

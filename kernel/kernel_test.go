@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/patch"
 )
 
 var siteT = kmem.NewSite("kernel_test:buf")
@@ -112,5 +113,39 @@ func TestWarnOn(t *testing.T) {
 	}
 	if !k.Log.Contains("WARNING") || k.Log.Total() != 1 {
 		t.Fatalf("log = %v", k.Log.Lines())
+	}
+}
+
+// TestCountingKernel: on a counting machine every task counts from its
+// creation and is listed, EnableCounting does not list a task twice, and
+// the patch set given is the one read back; a plain machine lists nothing.
+func TestCountingKernel(t *testing.T) {
+	p := patch.Register(&patch.Patch{ID: "zz-kernel-test", Variants: []patch.Variant{{Name: "base"}, {Name: "v1"}}})
+	set := patch.Set{}.MustWith(p, "v1")
+	k := NewWith(Config{Patches: set, Counting: true})
+	if *k.Patches() != set || !k.Counting() {
+		t.Fatalf("Patches %v, Counting %t", k.Patches(), k.Counting())
+	}
+	a := k.NewTask("a")
+	b := k.NewTask("b")
+	b.EnableCounting()
+	if a.Ev == nil || a.Stats == nil {
+		t.Fatal("a task of a counting machine does not count")
+	}
+	if _, err := a.Kmalloc(siteT, 8, kmem.GFPKernel); err != nil {
+		t.Fatal(err)
+	}
+	got := k.CountedTasks()
+	if len(got) != 2 || got[0] != a || got[1] != b {
+		t.Fatalf("CountedTasks = %v", got)
+	}
+	if got[0].Stats.Totals().Allocs != 1 {
+		t.Fatalf("a's allocations: %+v", got[0].Stats.Totals())
+	}
+	plain := New()
+	c := plain.NewTask("c")
+	c.EnableCounting()
+	if plain.CountedTasks() != nil || plain.Counting() || *plain.Patches() != (patch.Set{}) {
+		t.Fatalf("plain machine: counted %v, patches %v", plain.CountedTasks(), plain.Patches())
 	}
 }

@@ -3,13 +3,22 @@
 // simulated system.
 //
 // A patch is declared next to the code it changes, in that package's
-// patch_<id>.go file, by a package-level call to Register; the code then asks
-// its system's Set which variant to run:
+// patch_<id>.go file, by a package-level call to Register, with a variant
+// enum (a uint8 type whose constants follow Variants) bound to it by Bind;
+// the code then asks the simulated kernel's Set (kernel.Kernel.Patches)
+// which variant to run, and switches over every constant of the enum:
 //
-//	var FileOpen = patch.Register(&patch.Patch{ID: "fscrypt-file-open", ...,
+//	type FileOpenVariant uint8
+//	const (FileOpenBase FileOpenVariant = iota; FileOpenV1; FileOpenV2)
+//	var FileOpenPatch = patch.Register(&patch.Patch{ID: "fscrypt-file-open", ...,
 //		Variants: []patch.Variant{{Name: "base"}, {Name: "v1"}, {Name: "v2"}}})
+//	var fileOpen = patch.Bind[FileOpenVariant](FileOpenPatch)
 //	...
-//	switch sb.Patches.Get(FileOpen) { case 0: ...; case 1: ... }
+//	switch fileOpen.Of(t.K.Patches()) { case FileOpenBase: ...; case FileOpenV1, FileOpenV2: ... }
+//
+// A test (exhaustive_test.go) checks over the module's source that every
+// registered patch has an enum with one constant per variant and that every
+// switch over an enum lists all its constants.
 //
 // Variant 0 is always the code before the patch ("base"; crypto-bio calls it
 // "workqueue", and "base" is accepted as its alias). The zero Set selects
@@ -18,6 +27,7 @@ package patch
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -56,7 +66,55 @@ type Patch struct {
 	Variants []Variant
 
 	index int
+	// enum is the package path and name of the variant enum type bound
+	// by Bind ("" before).
+	enum string
 }
+
+// Enum returns the package-qualified name of p's variant enum type
+// ("github.com/vfslab/vfslab/hooks.FileOpenVariant"), or "" when Bind has
+// not been called for p.
+func (p *Patch) Enum() string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return p.enum
+}
+
+// VariantEnum is the constraint of a patch's variant enum: a uint8 type whose
+// constants, in Variants order starting at 0, name the variants.
+type VariantEnum interface{ ~uint8 }
+
+// Selector reads one patch's variant from a Set as the patch's enum type
+// V. It is what Bind returns; the zero Selector is not usable.
+type Selector[V VariantEnum] struct{ p *Patch }
+
+// Bind ties the variant enum type V to p and returns the typed accessor of
+// p's variant. It is called once per patch, from a package-level var
+// declaration beside Register; binding a patch twice, or V to a second
+// patch, panics (a programming error found at start-up).
+func Bind[V VariantEnum](p *Patch) Selector[V] {
+	t := reflect.TypeFor[V]()
+	name := t.PkgPath() + "." + t.Name()
+	mu.Lock()
+	defer mu.Unlock()
+	if p.enum != "" {
+		panic("patch: " + p.ID + " already bound to " + p.enum)
+	}
+	for _, q := range patches {
+		if q.enum == name {
+			panic("patch: " + name + " already bound to " + q.ID)
+		}
+	}
+	p.enum = name
+	return Selector[V]{p}
+}
+
+// Of returns the variant of the patch that s selects: one array load, for
+// hot paths.
+func (sel Selector[V]) Of(s *Set) V { return V(s.v[sel.p.index]) }
+
+// Patch returns the patch sel reads.
+func (sel Selector[V]) Patch() *Patch { return sel.p }
 
 // VariantIndex returns the index of the variant named name, accepting
 // "base" for variant 0.
@@ -148,12 +206,15 @@ type Set struct {
 	v [MaxPatches]uint8
 }
 
-// Get returns the index of the variant of p that s selects. It is a single
-// array load, cheap enough for hot paths.
+// Get returns the index of the variant of p that s selects, for tools that
+// handle every patch alike; the model's code reads its patch through the
+// typed Selector that Bind returns instead.
 func (s *Set) Get(p *Patch) int { return int(s.v[p.index]) }
 
-// Is reports whether s selects the variant of p named name. It panics if p
-// has no such variant: a typo in the model's code, not user input.
+// Is reports whether s selects the variant of p named name, for tests and
+// tools (it compares strings: the model's code switches over a Selector's
+// enum instead). It panics if p has no such variant: a typo, not user
+// input.
 func (s *Set) Is(p *Patch, name string) bool {
 	i, ok := p.VariantIndex(name)
 	if !ok {

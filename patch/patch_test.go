@@ -11,6 +11,52 @@ var (
 	testBio  = Register(&Patch{ID: "zz-test-bio", Seed: "901", Variants: []Variant{{Name: "workqueue"}, {Name: "inline"}, {Name: "bio"}}})
 )
 
+type testOpenVariant uint8
+
+const (
+	testOpenBase testOpenVariant = iota
+	testOpenV1
+	testOpenV2
+)
+
+type testBioVariant uint8
+
+const (
+	testBioWorkqueue testBioVariant = iota
+	testBioInline
+	testBioWhole
+)
+
+var (
+	testOpenSel = Bind[testOpenVariant](testOpen)
+	testBioSel  = Bind[testBioVariant](testBio)
+)
+
+func TestSelector(t *testing.T) {
+	s := Set{}.MustWith(testOpen, "v2").MustWith(testBio, "inline")
+	if testOpenSel.Of(&s) != testOpenV2 || testBioSel.Of(&s) != testBioInline {
+		t.Fatalf("Of: %d %d", testOpenSel.Of(&s), testBioSel.Of(&s))
+	}
+	var zero Set
+	switch testBioSel.Of(&zero) {
+	case testBioWorkqueue:
+	case testBioInline, testBioWhole:
+		t.Fatal("zero Set is not the base")
+	}
+	if testOpenSel.Patch() != testOpen || testOpen.Enum() != "github.com/vfslab/vfslab/patch.testOpenVariant" {
+		t.Fatalf("Patch %v, Enum %q", testOpenSel.Patch(), testOpen.Enum())
+	}
+	// A patch bound twice panics. (Called through a func value: the
+	// source check of exhaustive_test.go rightly rejects a direct call.)
+	bind := Bind[testBioVariant]
+	defer func() {
+		if recover() == nil {
+			t.Error("a second Bind did not panic")
+		}
+	}()
+	bind(testOpen)
+}
+
 func TestZeroSetIsBase(t *testing.T) {
 	var s Set
 	if s.Get(testOpen) != 0 || s.Variant(testBio) != "workqueue" || !s.Is(testOpen, "base") || !s.Is(testBio, "base") {

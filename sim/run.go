@@ -21,7 +21,9 @@ type Config struct {
 	Patch *patch.Patch
 	// Variants to compare (default: all of Patch's, base first).
 	Variants []string
-	// Base selects the variants of the other patches.
+	// Base selects the variants of the other patches. A workload
+	// parameter that chooses a patch's variant (Param.Patch) agrees with
+	// it or fails the run; it never overrides it.
 	Base patch.Set
 	// Threads lists the worker counts to run (default: the workload's, or 1).
 	Threads []int
@@ -50,6 +52,9 @@ type Config struct {
 // Measurement is what Run found for one variant at one thread count.
 type Measurement struct {
 	Variant string
+	// Patches is the patch set the variant's systems ran with: their
+	// kernels' (kernel.Kernel.Patches), every patch's variant.
+	Patches patch.Set `json:"patches"`
 	Threads int
 	Ops     int // operations per worker per timed run
 	// Per timed run:
@@ -60,7 +65,9 @@ type Measurement struct {
 	MBPerSec    []float64 `json:",omitempty"` // data throughput, for workloads that move data (Sizer)
 	// From the counting run, per operation:
 	Events map[string]float64
-	// Kmalloc-level accounting per operation from the counting run.
+	// Kmalloc-level accounting per operation from the counting run, over
+	// every task of the machine (the workers' and those the workload
+	// started itself).
 	Kmallocs     float64
 	KmallocBytes float64
 	// Errors is the number of operations that failed in the counting run;
@@ -85,6 +92,9 @@ func Run(cfg Config) (*Report, error) {
 	}
 	params, err := w.resolveParams(cfg.Params)
 	if err != nil {
+		return nil, err
+	}
+	if cfg.Base, err = w.applyPatchParams(cfg.Params, params, cfg.Base, p); err != nil {
 		return nil, err
 	}
 	variants := cfg.Variants
@@ -143,10 +153,11 @@ type system struct {
 	ops   []func(int) error
 }
 
+// setup makes one variant's machine: a kernel running set (counting every
+// task when counting), the workload's system on it, and nt workers.
 func setup(cfg Config, w *Workload, params map[string]string, set patch.Set, nt int, counting bool) (*system, error) {
-	k := kernel.New()
-	k.SlubDebug = cfg.SlubDebug
-	env := &Env{K: k, Patches: set, Seed: cfg.Seed, Threads: nt, Params: params}
+	k := kernel.NewWith(kernel.Config{Patches: set, SlubDebug: cfg.SlubDebug, Counting: counting})
+	env := &Env{K: k, Seed: cfg.Seed, Threads: nt, Params: params}
 	inst, err := w.Setup(env)
 	if err != nil {
 		return nil, fmt.Errorf("%s setup: %w", w.Name, err)
@@ -154,9 +165,6 @@ func setup(cfg Config, w *Workload, params map[string]string, set patch.Set, nt 
 	s := &system{k: k, inst: inst}
 	for i := 0; i < nt; i++ {
 		t := k.NewTask(fmt.Sprintf("%s/%d", w.Name, i))
-		if counting {
-			t.EnableCounting()
-		}
 		op, err := inst.Worker(i, t)
 		if err != nil {
 			s.close()
@@ -232,7 +240,7 @@ func runThreads(cfg Config, w *Workload, params map[string]string, variants []st
 	}
 	ms := make([]*Measurement, len(variants))
 	for i, v := range variants {
-		ms[i] = &Measurement{Variant: v, Threads: nt, Ops: ops}
+		ms[i] = &Measurement{Variant: v, Patches: *syss[i].k.Patches(), Threads: nt, Ops: ops}
 	}
 	next := make([]int, len(variants)) // operation index each system is at
 	for r := 0; r < cfg.Count; r++ {
@@ -320,8 +328,18 @@ func calibrate(s *system, target time.Duration) (int, error) {
 	}
 }
 
-// countingRun runs a fresh system with counting enabled and records events
-// and allocation counts per operation.
+// countedBase is what a task had counted before the counting run's
+// operations.
+type countedBase struct {
+	ev  *events.Counters
+	mem *kmem.Stats
+}
+
+// countingRun runs a fresh system on a counting kernel and records events
+// and allocation counts per operation, summed over every task of the
+// machine: the workers and whatever tasks the workload runs on its own
+// (a read path's block device and workqueue workers, a crypto engine's
+// threads), less what each had counted during setup.
 func countingRun(cfg Config, w *Workload, params map[string]string, set patch.Set, nt, ops int, m *Measurement) error {
 	n := cfg.CountOps
 	if n <= 0 {
@@ -332,11 +350,12 @@ func countingRun(cfg Config, w *Workload, params map[string]string, set patch.Se
 		return err
 	}
 	defer s.close()
-	base := make([]*events.Counters, nt)
-	mem := make([]*kmem.Stats, nt)
-	for i, t := range s.tasks {
-		base[i] = t.Ev.Clone()
-		mem[i] = t.Stats.Clone()
+	if *s.k.Patches() != m.Patches {
+		return fmt.Errorf("%s %s: counting run on %v, timed runs on %v", w.Name, m.Variant, s.k.Patches(), m.Patches)
+	}
+	base := map[*kernel.Task]countedBase{}
+	for _, t := range s.k.CountedTasks() {
+		base[t] = countedBase{t.Ev.Clone(), t.Stats.Clone()}
 	}
 	var wg sync.WaitGroup
 	errs := make([]int, nt)
@@ -358,11 +377,20 @@ func countingRun(cfg Config, w *Workload, params map[string]string, set patch.Se
 	wg.Wait()
 	total := events.New()
 	var kmallocs, kbytes uint64
-	for i, t := range s.tasks {
-		total.Merge(t.Ev.Sub(base[i]))
-		tot, b := t.Stats.Totals(), mem[i].Totals()
-		kmallocs += tot.Allocs - b.Allocs
-		kbytes += tot.Bytes - b.Bytes
+	for _, t := range s.k.CountedTasks() {
+		tot := t.Stats.Totals()
+		if b, ok := base[t]; ok {
+			total.Merge(t.Ev.Sub(b.ev))
+			bt := b.mem.Totals()
+			tot.Allocs -= bt.Allocs
+			tot.Bytes -= bt.Bytes
+		} else {
+			total.Merge(t.Ev)
+		}
+		kmallocs += tot.Allocs
+		kbytes += tot.Bytes
+	}
+	for i := range s.tasks {
 		m.Errors += errs[i]
 		if m.FirstError == "" {
 			m.FirstError = first[i]

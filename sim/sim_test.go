@@ -16,14 +16,28 @@ import (
 var (
 	testPatch = patch.Register(&patch.Patch{ID: "zz-sim-test", Seed: "999",
 		Variants: []patch.Variant{{Name: "base", Summary: "allocates"}, {Name: "fast", Summary: "does not"}}})
+	testSel    = patch.Bind[testVariant](testPatch)
 	evTestOp   = events.Register("sim_test_op", "operations of the sim test workload")
 	siteTestOp = kmem.NewSite("sim_test:op")
 )
 
-type testInst struct{ set patch.Set }
+// testVariant is testPatch's variant enum.
+type testVariant uint8
+
+const (
+	testBase testVariant = iota
+	testFast
+)
+
+type testInst struct{}
 
 func (ti *testInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
-	fast := ti.set.Is(testPatch, "fast")
+	fast := false
+	switch testSel.Of(t.K.Patches()) {
+	case testBase:
+	case testFast:
+		fast = true
+	}
 	return func(i int) error {
 		t.Inc(evTestOp)
 		if !fast {
@@ -43,7 +57,9 @@ func (ti *testInst) Close() error { return nil }
 var testWorkload = Register(&Workload{
 	Name: "zz-test", Summary: "test", Patch: testPatch,
 	Params: []Param{{Name: "size", Default: "1", Help: "unused"}},
-	Setup:  func(env *Env) (Instance, error) { return &testInst{set: env.Patches}, nil },
+	Setup:  func(env *Env) (Instance, error) { return &testInst{}, nil },
+	Headlines: []*Headline{{Patch: testPatch, Metric: MetricOps, SeedRatios: map[string]float64{"fast": 2},
+		Seed: "the test's own figure"}},
 })
 
 func TestRunComparesVariants(t *testing.T) {

@@ -5,8 +5,11 @@
 // dirents scanned...) from a separate counting run, so counting never
 // perturbs the timing it sits beside.
 //
-// Workloads are registered in this package (one file each) and run by Run,
-// which the CLI's `vfslab ab` drives.
+// Workloads are registered in this package (one file each), each with the
+// headline figures of the seeds it reproduces beside it, and run by Run,
+// which the CLI's `vfslab ab` drives (and Headline.Run, `vfslab report`).
+// Every machine is a kernel.Kernel made with the variant set under test:
+// workloads read it (Env.K.Patches) and cannot change it.
 package sim
 
 import (
@@ -34,6 +37,10 @@ type Workload struct {
 	// Setup builds one system for env and returns it. It runs once per
 	// variant and thread count, outside the timed region.
 	Setup func(env *Env) (Instance, error)
+	// Headlines are the figures of the seeds this workload reproduces:
+	// what `vfslab report` runs for their patches (see Headline). Every
+	// registered patch has exactly one, on some workload.
+	Headlines []*Headline
 }
 
 // Param is a workload parameter.
@@ -41,13 +48,20 @@ type Param struct {
 	Name    string
 	Default string
 	Help    string
+	// Patch, when not nil, makes the parameter's value a variant of Patch
+	// that the run selects in its kernels' patch set (Run does it, so
+	// that the report says what ran): a value given for the parameter
+	// and a different variant given for Patch in Config.Base are an
+	// error; with no value given, a non-base variant in Config.Base wins
+	// over Default.
+	Patch *patch.Patch
 }
 
-// Env is what a workload's Setup gets: the machine, the variants selected,
-// the seed, the number of worker threads and the parameter values.
+// Env is what a workload's Setup gets: the machine (whose patch set,
+// K.Patches(), every layer's code runs: a workload cannot change it), the
+// seed, the number of worker threads and the parameter values.
 type Env struct {
 	K       *kernel.Kernel
-	Patches patch.Set
 	Seed    uint64
 	Threads int
 	Params  map[string]string
@@ -68,7 +82,10 @@ type Sizer interface {
 type Instance interface {
 	// Worker prepares worker w (0 <= w < Threads) to run as task t and
 	// returns the operation it runs; op(i) performs the worker's i-th
-	// operation. Worker runs outside the timed region.
+	// operation. Worker runs outside the timed region. Tasks the instance
+	// starts on its own (with Env.K.NewTask) count in a counting run as
+	// the workers do; when op returns they must have finished counting
+	// for it (its completions synchronised with op).
 	Worker(w int, t *kernel.Task) (op func(i int) error, err error)
 	// Close releases the system.
 	Close() error
@@ -88,12 +105,14 @@ type Resetter interface {
 
 var workloads = map[string]*Workload{}
 
-// Register adds w to the workload table; it is called from package-level
-// var declarations. A duplicate name panics.
+// Register adds w to the workload table, and its Headlines to the
+// headline table; it is called from package-level var declarations. A
+// duplicate name, or a headline that breaks Headline's rules, panics.
 func Register(w *Workload) *Workload {
 	if _, dup := workloads[w.Name]; dup {
 		panic("sim: duplicate workload " + w.Name)
 	}
+	registerHeadlines(w)
 	workloads[w.Name] = w
 	return w
 }
@@ -146,4 +165,39 @@ func (w *Workload) resolveParams(values map[string]string) (map[string]string, e
 		out[k] = v
 	}
 	return out, nil
+}
+
+// applyPatchParams makes the patch set and the parameters that choose a
+// patch's variant (Param.Patch) agree, and returns the set the run's
+// kernels get. given are the values the caller set, params the resolved
+// ones (updated to the variant that runs); compared is the patch whose
+// variants the run compares, which no parameter may choose.
+func (w *Workload) applyPatchParams(given, params map[string]string, base patch.Set, compared *patch.Patch) (patch.Set, error) {
+	for _, p := range w.Params {
+		if p.Patch == nil {
+			continue
+		}
+		v, explicit := given[p.Name]
+		if p.Patch == compared {
+			if explicit {
+				return base, fmt.Errorf("workload %s: parameter %s chooses the variant of %s, whose variants this run compares", w.Name, p.Name, p.Patch.ID)
+			}
+			params[p.Name] = "compared"
+			continue
+		}
+		if base.Get(p.Patch) != 0 {
+			chosen := base.Variant(p.Patch)
+			if i, ok := p.Patch.VariantIndex(v); explicit && (!ok || i != base.Get(p.Patch)) {
+				return base, fmt.Errorf("workload %s: %s=%s conflicts with %s=%s", w.Name, p.Name, v, p.Patch.ID, chosen)
+			}
+			params[p.Name] = chosen
+			continue
+		}
+		set, err := base.With(p.Patch, params[p.Name])
+		if err != nil {
+			return base, fmt.Errorf("workload %s: bad %s: %w", w.Name, p.Name, err)
+		}
+		base = set
+	}
+	return base, nil
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/dcache"
-	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/patch"
@@ -105,7 +104,11 @@ func TestCreateReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, fs := range []string{"f2fs", "ext4"} {
+	for _, fst := range vfs.Filesystems() {
+		if !fst.RequiresDev {
+			continue
+		}
+		fs := fst.Name
 		params, err := w.resolveParams(map[string]string{"n": "30", "fs": fs})
 		if err != nil {
 			t.Fatal(err)
@@ -122,10 +125,7 @@ func TestCreateReset(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer dcache.Dput(t0, d)
-			if fs == "f2fs" {
-				return f2fs.F2FS_SB(d.Inode().SB()).Dev.InUse()
-			}
-			return ext4.Of(d.Inode().SB()).SB().Dev.InUse()
+			return vfs.DentrySB(d).Bdev().InUse()
 		}
 		before := inUse()
 		for run := 0; run < 3; run++ {

@@ -3,16 +3,17 @@ package sim
 import (
 	"fmt"
 	"runtime"
+	"sync"
+	"time"
 
 	"github.com/vfslab/vfslab/dcache"
-	"github.com/vfslab/vfslab/ext4"
-	"github.com/vfslab/vfslab/f2fs"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/events"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/hooks"
-	"github.com/vfslab/vfslab/hooks/open1"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/memfs"
+	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
-	"github.com/vfslab/vfslab/vfs/memfs"
 )
 
 // open1 is will-it-scale's open1_processes (tests/open1.c): every worker is
@@ -20,20 +21,28 @@ import (
 // /tmp/willitscale.N, in a loop; all the files share /tmp, whose dentry
 // every open reaches. Seed 004 (fscrypt-file-open) is about the two atomic
 // operations fscrypt_file_open's dget_parent + dput made on that shared
-// dentry's lockref per open. Package hooks/open1 has the workload (and a
-// paired benchmark of it on memfs); this one runs its pieces on any of the
-// filesystems with the A/B runner's tasks, which the counting run needs,
-// and reports through the runner.
+// dentry's lockref per open. The workload runs on any of the filesystems
+// with the A/B runner's tasks; Open1Bench runs the same pieces on memfs
+// with its own tasks, for the exact-count tests and the paired benchmarks
+// of open1_test.go.
 var _ = Register(&Workload{
 	Name:    "open1",
 	Summary: "will-it-scale open1_processes: each worker opens and closes its own file; all files in one shared directory /tmp",
 	Patch:   hooks.FileOpenPatch,
 	Params: []Param{
-		{Name: "fs", Default: "ext4", Help: "memfs, ext4 or f2fs"},
+		{Name: "fs", Default: "ext4", Help: "a registered filesystem (ext4, f2fs, memfs)"},
 		{Name: "parent", Default: "plain", Help: "plain, or encrypted: /tmp has a v2 policy (key present), so every variant takes the parent's reference"},
 	},
 	DefaultThreads: open1Threads(),
 	Setup:          setupOpen1,
+	Headlines: []*Headline{{
+		Patch:      hooks.FileOpenPatch,
+		Params:     map[string]string{"fs": "ext4"},
+		Threads:    []int{2},
+		Metric:     MetricOps,
+		SeedRatios: map[string]float64{"v2": 25575494.0 / 12539898},
+		Seed:       "will-it-scale open1_processes -t 20, Sapphire Rapids: 12,539,898 -> 25,575,494 ops/s",
+	}},
 })
 
 // open1Threads is 1, 2 and GOMAXPROCS.
@@ -52,24 +61,17 @@ type open1Inst struct {
 	sys     *vfs.System
 	setup   *kernel.Task
 	dir     *dcache.Dentry[vfs.Inode]
-	workers []*open1.Worker
+	workers []*open1Worker
 }
 
 func setupOpen1(env *Env) (Instance, error) {
 	t := env.K.NewTask("will-it-scale")
-	cfg := vfs.Config{Patches: env.Patches}
+	cfg := vfs.Config{}
+	fst, err := fsType(env.Param("fs"), false)
 	var sys *vfs.System
 	var p *vfs.Proc
-	var err error
-	switch fs := env.Param("fs"); fs {
-	case "memfs":
-		sys, p, err = memfs.Boot(t, cfg, nil)
-	case "ext4":
-		sys, p, err = ext4.Boot(t, cfg, nil)
-	case "f2fs":
-		sys, p, err = f2fs.Boot(t, cfg, nil)
-	default:
-		err = fmt.Errorf("bad fs %q: want memfs, ext4 or f2fs", fs)
+	if err == nil {
+		sys, p, err = vfs.BootNew(t, cfg, fst, vfs.Features{Encrypt: true}, "")
 	}
 	if err != nil {
 		t.Exit()
@@ -85,14 +87,14 @@ func setupOpen1(env *Env) (Instance, error) {
 	switch parent := env.Param("parent"); parent {
 	case "plain":
 	case "encrypted":
-		key = fstest.PlaintextStream("vfslab open1 key", 64)
+		key = bare.PlaintextStream("vfslab open1 key", 64)
 	default:
 		return fail(fmt.Errorf("bad parent %q: want plain or encrypted", parent))
 	}
-	if err := open1.MakeDir(t, p, key); err != nil {
+	if err := open1MakeDir(t, p, key); err != nil {
 		return fail(err)
 	}
-	if in.dir, err = open1.WatchDir(t, p); err != nil {
+	if in.dir, err = open1WatchDir(t, p); err != nil {
 		return fail(err)
 	}
 	p.Exit(t)
@@ -103,7 +105,7 @@ func setupOpen1(env *Env) (Instance, error) {
 // opens it once to warm the dentries; the operation is open(O_RDWR) +
 // close.
 func (in *open1Inst) Worker(w int, t *kernel.Task) (func(int) error, error) {
-	wk, err := open1.NewWorker(t, in.sys, w)
+	wk, err := newOpen1Worker(t, in.sys, w)
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +122,242 @@ func (in *open1Inst) Close() error {
 		w.Exit()
 	}
 	if in.dir != nil {
-		open1.UnwatchDir(in.setup, in.dir)
+		open1UnwatchDir(in.setup, in.dir)
 	}
 	in.setup.Exit()
 	return nil
+}
+
+// Open1Bench and its pieces are will-it-scale's open1 (tests/open1.c, run
+// as open1_processes) on memfs with tasks of its own: T tasks, each a
+// process with its own file /tmp/willitscale.N, open it O_RDWR and close
+// it in a loop. The memfs root stands in for ext4 (its ->open calls
+// fscrypt_file_open as ext4_file_open does). NewOpen1Bench builds the
+// machine, Run times the loop, and a bench with counting on also gives the
+// events per open (per-task shards, merged after the run):
+// lockref_rmw_watched (atomic operations on the shared directory's
+// lockref), dget, rcu_read_lock and the rest. The open1 workload above runs
+// the same pieces (open1MakeDir, open1WatchDir, newOpen1Worker) with the
+// A/B runner's tasks.
+
+// Open1Config describes one open1 run.
+type Open1Config struct {
+	// Variant is the fscrypt-file-open variant ("base", "v1", "v2").
+	Variant string
+	// Encrypted makes /tmp an encrypted directory (key present), so that
+	// every variant takes the reference on it.
+	Encrypted bool
+	// Tasks is the number of tasks (will-it-scale's -t).
+	Tasks int
+	// Counting gives every task its own event counters.
+	Counting bool
+}
+
+// String names the configuration as the benchmarks do.
+func (c Open1Config) String() string {
+	parent := "plain"
+	if c.Encrypted {
+		parent = "encrypted"
+	}
+	return fmt.Sprintf("%s/parent=%s/T=%d", c.Variant, parent, c.Tasks)
+}
+
+// open1Worker is one will-it-scale process: a task, the process it runs and
+// its own file in /tmp.
+type open1Worker struct {
+	t    *kernel.Task
+	p    *vfs.Proc
+	path string
+}
+
+// open1MakeDir makes will-it-scale's shared directory /tmp (mode 01777) through
+// p. With key (a raw master key) it becomes an encrypted directory, v2
+// policy with the key added, so that every variant of seed 004 takes the
+// reference on it.
+func open1MakeDir(t *kernel.Task, p *vfs.Proc, key []byte) error {
+	if err := p.Mkdir(t, "/tmp", 0o1777); err != nil {
+		return err
+	}
+	if key != nil {
+		if _, err := p.EncryptDir(t, "/tmp", key, 0, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// open1WatchDir looks /tmp up through p and marks its dentry so that atomic
+// operations on its lockref also count as lockref_rmw_watched. It returns
+// the dentry with a reference, which open1UnwatchDir drops.
+func open1WatchDir(t *kernel.Task, p *vfs.Proc) (*dcache.Dentry[vfs.Inode], error) {
+	d, err := p.LookupDentry(t, "/tmp", true)
+	if err != nil {
+		return nil, err
+	}
+	d.Watch(true)
+	return d, nil
+}
+
+// open1UnwatchDir ends open1WatchDir.
+func open1UnwatchDir(t *kernel.Task, d *dcache.Dentry[vfs.Inode]) {
+	d.Watch(false)
+	dcache.Dput(t, d)
+}
+
+// newOpen1Worker starts worker i: a process on sys run by task t, whose file
+// /tmp/willitscale.<i> it creates as mkstemp does (O_CREAT|O_EXCL, 0600)
+// and closes.
+func newOpen1Worker(t *kernel.Task, sys *vfs.System, i int) (*open1Worker, error) {
+	w := &open1Worker{t: t, p: sys.NewProc(t, nil), path: fmt.Sprintf("/tmp/willitscale.%06d", i)}
+	fd, err := w.p.Open(t, w.path, vfs.O_CREAT|vfs.O_RDWR|vfs.O_EXCL, 0o600)
+	if err == nil {
+		err = w.p.Close(t, fd)
+	}
+	if err != nil {
+		w.Exit()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Op is one iteration of open1's loop on the worker's task: open its file
+// O_RDWR and close it.
+func (w *open1Worker) Op() error {
+	fd, err := w.p.Open(w.t, w.path, vfs.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return w.p.Close(w.t, fd)
+}
+
+// Exit ends the worker's process; its task is the caller's to end.
+func (w *open1Worker) Exit() { w.p.Exit(w.t) }
+
+// Open1Bench is a machine set up for open1.
+type Open1Bench struct {
+	Cfg Open1Config
+	K   *kernel.Kernel
+	Sys *vfs.System
+	// Dir is /tmp's dentry, watched so that atomic operations on its
+	// lockref count as lockref_rmw_watched.
+	Dir     *dcache.Dentry[vfs.Inode]
+	setup   *kernel.Task
+	workers []*open1Worker
+}
+
+// NewOpen1Bench builds the machine: a memfs root with the variant selected, /tmp
+// (encrypted if asked), and one process per task with its file created
+// (mkstemp) and closed.
+func NewOpen1Bench(cfg Open1Config) (*Open1Bench, error) {
+	set, err := patch.Set{}.With(hooks.FileOpenPatch, cfg.Variant)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Tasks < 1 {
+		return nil, fmt.Errorf("open1: %d tasks", cfg.Tasks)
+	}
+	k := kernel.NewWith(kernel.Config{Patches: set})
+	st := k.NewTask("will-it-scale")
+	sys, p, err := memfs.Boot(st, vfs.Config{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Exit(st)
+	var key []byte
+	if cfg.Encrypted {
+		key = make([]byte, 64)
+		for i := range key {
+			key[i] = byte(i + 1)
+		}
+	}
+	if err := open1MakeDir(st, p, key); err != nil {
+		return nil, err
+	}
+	b := &Open1Bench{Cfg: cfg, K: k, Sys: sys, setup: st}
+	for i := 0; i < cfg.Tasks; i++ {
+		t := k.NewTask(fmt.Sprintf("open1_processes/%d", i))
+		if cfg.Counting {
+			t.EnableCounting()
+		}
+		w, err := newOpen1Worker(t, sys, i)
+		if err != nil {
+			return nil, err
+		}
+		b.workers = append(b.workers, w)
+	}
+	if b.Dir, err = open1WatchDir(st, p); err != nil {
+		return nil, err
+	}
+	// Warm every task's path once, then forget what setup counted.
+	for i := range b.workers {
+		if err := b.Op(i); err != nil {
+			return nil, err
+		}
+		b.workers[i].t.Ev.Reset()
+	}
+	return b, nil
+}
+
+// Op is one iteration of task i: open its file O_RDWR and close it.
+func (b *Open1Bench) Op(i int) error { return b.workers[i].Op() }
+
+// Open1Result is what a Run measured.
+type Open1Result struct {
+	Ops     int
+	Elapsed time.Duration
+	// Events holds the merged counts of every task (empty without
+	// Counting).
+	Events *events.Counters
+}
+
+// OpsPerSec is the throughput.
+func (r Open1Result) OpsPerSec() float64 { return float64(r.Ops) / r.Elapsed.Seconds() }
+
+// PerOp returns the count of e per open.
+func (r Open1Result) PerOp(e events.Event) float64 {
+	return float64(r.Events.Get(e)) / float64(r.Ops)
+}
+
+// Run makes every task do n iterations at once (released together) and
+// measures the wall time until the last one is done.
+func (b *Open1Bench) Run(n int) (Open1Result, error) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([]error, len(b.workers))
+	before := make([]*events.Counters, len(b.workers))
+	for i, w := range b.workers {
+		before[i] = w.t.Ev.Clone()
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-start
+			for j := 0; j < n; j++ {
+				if err := b.Op(i); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}(i)
+	}
+	t0 := time.Now()
+	close(start)
+	wg.Wait()
+	r := Open1Result{Ops: n * len(b.workers), Elapsed: time.Since(t0), Events: events.New()}
+	for i, w := range b.workers {
+		if errs[i] != nil {
+			return r, errs[i]
+		}
+		r.Events.Merge(w.t.Ev.Sub(before[i]))
+	}
+	return r, nil
+}
+
+// Close ends the tasks and processes.
+func (b *Open1Bench) Close() {
+	for _, w := range b.workers {
+		w.Exit()
+		w.t.Exit()
+	}
+	open1UnwatchDir(b.setup, b.Dir)
+	b.setup.Exit()
 }

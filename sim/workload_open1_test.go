@@ -5,6 +5,7 @@ import (
 
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/hooks"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // TestOpen1Workload pins seed 004's count on every filesystem: with one
@@ -16,7 +17,7 @@ func TestOpen1Workload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, fs := range []string{"memfs", "ext4", "f2fs"} {
+	for _, fs := range vfs.FilesystemNames() {
 		for _, parent := range []string{"plain", "encrypted"} {
 			rep, err := Run(Config{Workload: w, Ops: 50, CountOps: 50, Count: 1, Threads: []int{1},
 				Params: map[string]string{"fs": fs, "parent": parent}})

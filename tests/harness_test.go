@@ -13,9 +13,9 @@ import (
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
-	"github.com/vfslab/vfslab/vfs/memfs"
 )
 
 // fsKind names a filesystem under test.
@@ -86,10 +86,10 @@ func (e errBoot) Error() string { return fmt.Sprintf("%s: %v", e.cfg, e.err) }
 
 // boot makes a system for cfg with /d ready.
 func boot(cfg config) (*system, error) {
-	k := kernel.New()
+	k := kernel.NewWith(kernel.Config{Patches: cfg.patches})
 	t := k.NewTask("tests")
 	t.EnableCounting()
-	vc := vfs.Config{Patches: cfg.patches}
+	vc := vfs.Config{}
 	var sys *vfs.System
 	var p *vfs.Proc
 	var err error

@@ -110,6 +110,45 @@ type BlockDevice struct {
 	free     []uint32
 	vmu      sync.Mutex
 	verified map[uint32]bool
+	// super is what mkfs wrote; claimed is set while a superblock is
+	// mounted on the device (the exclusive open of blkdev_get_by_dev).
+	superMu sync.Mutex
+	super   DeviceSuper
+	claimed bool
+}
+
+// SetSuper records what mkfs wrote on the device (DeviceSuper).
+func (d *BlockDevice) SetSuper(s DeviceSuper) {
+	d.superMu.Lock()
+	d.super = s
+	d.superMu.Unlock()
+}
+
+// Super returns what mkfs wrote on the device; the zero DeviceSuper for a
+// device never formatted.
+func (d *BlockDevice) Super() DeviceSuper {
+	d.superMu.Lock()
+	defer d.superMu.Unlock()
+	return d.super
+}
+
+// claim opens the device exclusively for a mount; false when a superblock
+// is already mounted on it (mount(2)'s EBUSY).
+func (d *BlockDevice) claim() bool {
+	d.superMu.Lock()
+	defer d.superMu.Unlock()
+	if d.claimed {
+		return false
+	}
+	d.claimed = true
+	return true
+}
+
+// release ends claim, when the mount fails.
+func (d *BlockDevice) release() {
+	d.superMu.Lock()
+	d.claimed = false
+	d.superMu.Unlock()
 }
 
 // NewBlockDevice returns an empty device.

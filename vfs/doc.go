@@ -8,10 +8,10 @@
 //
 // # Machines, mounts and syscalls
 //
-//	k := kernel.New()
+//	k := kernel.NewWith(kernel.Config{Patches: set}) // the variants every layer runs
 //	t := k.NewTask("init")                  // the calling task (`current`)
-//	sys := vfs.NewSystem(k, nil, vfs.Config{Patches: set})
-//	sys.Mount(t, nil, memfs.Type, "/", vfs.MountOptions{Data: &memfs.Options{}}) // the root
+//	sys := vfs.NewSystem(k, nil, vfs.Config{})
+//	sys.Mount(t, nil, memfs.Type, "/", vfs.MountOptions{})              // the root
 //	p := sys.NewProc(t, nil)                 // a process, root credentials
 //	fd, err := p.Open(t, "/tmp/f", vfs.O_CREAT|vfs.O_RDWR, 0o644)
 //	n, err := p.Write(t, fd, data)
@@ -23,7 +23,7 @@
 //
 // A process (Proc) is what will-it-scale calls a process: its own
 // descriptor table, root and working directory, and credentials (the
-// fscrypt.Cred the key ioctls check). Any number of tasks (goroutines, each
+// kernel.Cred the key ioctls check). Any number of tasks (goroutines, each
 // with its own kernel.Task) may make syscalls on one process or on many at
 // once. The syscalls are Proc methods named after the syscalls: Open,
 // Openat, Close, Read, Write, Pread, Pwrite, Lseek, Mkdir, Rmdir, Unlink,
@@ -40,7 +40,7 @@
 // so that a BUG or an out-of-bounds access below becomes a recorded report
 // and an error, and a tracer sees the call. Failures are Linux errnos
 // (syscall.Errno values from package errno), in the order Linux checks
-// them; the rapid property test in vfs/memfs compares every syscall with a
+// them; the rapid property test in memfs compares every syscall with a
 // reference model of the namespace.
 //
 // # How a filesystem plugs in

@@ -7,7 +7,6 @@ import (
 
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
-	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 )
@@ -30,14 +29,14 @@ type File struct {
 	Op FileOperations
 	// Private is private_data, the filesystem's per-open data.
 	Private any
-	cred    *fscrypt.Cred // f_cred
+	cred    *kernel.Cred // f_cred
 	// Pad to two cache lines (the filp slab is cache-line aligned).
 	_ [24]byte
 }
 
 // Cred returns f_cred, the credentials of the process that opened the
 // file.
-func (f *File) Cred() *fscrypt.Cred { return f.cred }
+func (f *File) Cred() *kernel.Cred { return f.cred }
 
 // Path returns f_path.
 func (f *File) Path() Path { return f.path }
@@ -122,7 +121,7 @@ type Proc struct {
 	Sys *System
 	PID int
 	// Cred is the process's credentials, for the key ioctls.
-	Cred *fscrypt.Cred
+	Cred *kernel.Cred
 
 	fsMu sync.Mutex
 	fs   atomic.Pointer[fsStruct]
@@ -136,11 +135,11 @@ type Proc struct {
 }
 
 // NewProc starts a process whose root and working directory are the root
-// of the namespace, with root's credentials (fscrypt.RootCred) unless
+// of the namespace, with root's credentials (kernel.RootCred) unless
 // cred is given.
-func (s *System) NewProc(t *kernel.Task, cred *fscrypt.Cred) *Proc {
+func (s *System) NewProc(t *kernel.Task, cred *kernel.Cred) *Proc {
 	if cred == nil {
-		c := *fscrypt.RootCred
+		c := *kernel.RootCred
 		cred = &c
 	}
 	p := &Proc{Sys: s, PID: int(s.nextPID.Add(1)), Cred: cred}

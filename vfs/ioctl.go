@@ -98,7 +98,7 @@ func FscryptIoctl(t *kernel.Task, f *File, cmd uint32, arg any) (handled bool, r
 	sb := inode.sb
 	cred := f.cred
 	if cred == nil {
-		cred = fscrypt.RootCred
+		cred = kernel.RootCred
 	}
 	if sb.cop == nil {
 		switch cmd {

@@ -12,35 +12,50 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fsunicode"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // FileSystemType is struct file_system_type: a filesystem that can be
 // mounted.
 type FileSystemType struct {
-	// Name is the type's name ("memfs", "ext4").
+	// Name is the type's name ("memfs", "ext4"), as mount -t and
+	// /proc/filesystems spell it.
 	Name string
+	// RequiresDev is FS_REQUIRES_DEV: a mount needs a block device that
+	// the type's Mkfs formatted.
+	RequiresDev bool
 	// FillSuper is the filesystem's fill_super: set up sb (its root dentry
 	// with MakeRoot, sb.SetOps, sb.SetCop for encryption, sb.FsInfo) from
-	// the mount's Data. Errors fail the mount.
-	FillSuper func(t *kernel.Task, sb *SuperBlock, data any) error
+	// the device's superblock (sb.Bdev) and the mount's option string,
+	// which the filesystem parses itself (ParseMountData). Errors fail the
+	// mount: EINVAL for an unknown option or a device without the type's
+	// superblock, with the kernel's log line.
+	FillSuper func(t *kernel.Task, sb *SuperBlock, data string) error
+	// Mkfs is the type's mkfs tool (mkfs.ext4, mkfs.f2fs) run with the
+	// arguments args (the options, without the program and device
+	// names): it formats dev. nil for a type without a device.
+	Mkfs func(t *kernel.Task, dev *BlockDevice, args []string) error
+	// FeatureArgs renders the features a caller asks of a type it knows
+	// only by name (Features) as the arguments of the type's Mkfs. nil for
+	// a type without a device.
+	FeatureArgs func(f Features) []string
 }
 
 // MountOptions are what a mount is given besides the filesystem type.
 type MountOptions struct {
 	// Source names the device or instance (s_id), "none" when empty.
 	Source string
-	// Patches selects the patch variants the superblock's code runs; the
-	// system's default set when nil.
-	Patches *patch.Set
+	// Device is the block device of a type that requires one (s_bdev),
+	// formatted by the type's Mkfs.
+	Device *BlockDevice
 	// UUID is s_uuid.
 	UUID [16]byte
 	// Encoding and Strict are s_encoding and SB_ENC_STRICT_MODE_FL, for
 	// filesystems with casefolded directories.
 	Encoding *fsunicode.Map
 	Strict   bool
-	// Data is the filesystem's own mount data.
-	Data any
+	// Data is the mount's option string ("lookup_mode=perf,dir_level=1"),
+	// which the filesystem parses.
+	Data string
 }
 
 // SuperBlock is struct super_block. It implements fscrypt.SuperBlock.
@@ -60,8 +75,8 @@ type SuperBlock struct {
 	Dops *dcache.Operations[Inode]
 
 	id       string
+	bdev     *BlockDevice
 	uuid     [16]byte
-	patches  patch.Set
 	keyring  *fscrypt.Keyring
 	cop      fscrypt.Operations
 	op       SuperOperations
@@ -78,6 +93,10 @@ type SuperBlock struct {
 // Dev is s_dev.
 func (sb *SuperBlock) Dev() uint64 { return sb.dev }
 
+// Bdev is s_bdev: the block device under the superblock (nil for a type
+// without one).
+func (sb *SuperBlock) Bdev() *BlockDevice { return sb.bdev }
+
 // ID is s_id (fscrypt.SuperBlock).
 func (sb *SuperBlock) ID() string { return sb.id }
 
@@ -89,10 +108,6 @@ func (sb *SuperBlock) Cop() fscrypt.Operations { return sb.cop }
 
 // MasterKeys is s_master_keys (fscrypt.SuperBlock).
 func (sb *SuperBlock) MasterKeys() *fscrypt.Keyring { return sb.keyring }
-
-// Patches is the superblock's patch selection (fscrypt.SuperBlock): one
-// array load away from the variant a patched function runs.
-func (sb *SuperBlock) Patches() *patch.Set { return &sb.patches }
 
 // MaxBytes is s_maxbytes (fscrypt.SuperBlock).
 func (sb *SuperBlock) MaxBytes() int64 { return sb.maxBytes }
@@ -140,7 +155,7 @@ func (sb *SuperBlock) String() string {
 			enc += "(strict)"
 		}
 	}
-	return fmt.Sprintf("sb %s type=%s encoding=%s patches=%q keys=%d", sb.id, sb.Type.Name, enc, sb.patches.Changed(), sb.keyring.Len())
+	return fmt.Sprintf("sb %s type=%s encoding=%s patches=%q keys=%d", sb.id, sb.Type.Name, enc, sb.sys.K.Patches().Changed(), sb.keyring.Len())
 }
 
 // Mount is struct mount: a superblock attached to the namespace at a
@@ -179,8 +194,6 @@ type Config struct {
 	// Dcache configures the dentry cache (its Inodes field is set by the
 	// VFS).
 	Dcache dcache.Config[Inode]
-	// Patches is the default patch selection of mounts.
-	Patches patch.Set
 }
 
 // System is one simulated machine: the kernel (RCU, log, BUG records), the
@@ -190,8 +203,6 @@ type System struct {
 	K      *kernel.Kernel
 	Crypto *crypto.API
 	Dcache *dcache.Cache[Inode]
-	// Patches is the default patch selection of new mounts.
-	Patches patch.Set
 
 	mu      sync.Mutex
 	mounts  atomic.Pointer[map[mountKey]*Mount]
@@ -208,16 +219,17 @@ func NewSystem(k *kernel.Kernel, api *crypto.API, cfg Config) *System {
 	}
 	dc := cfg.Dcache
 	dc.Inodes = inodeOps
-	s := &System{K: k, Crypto: api, Dcache: dcache.NewCache(dc), Patches: cfg.Patches}
+	s := &System{K: k, Crypto: api, Dcache: dcache.NewCache(dc)}
 	m := map[mountKey]*Mount{}
 	s.mounts.Store(&m)
 	return s
 }
 
-// Boot makes a machine on t's kernel with patch selection cfg.Patches,
-// mounts a new superblock of fs with opts as the root of its namespace (as
-// the kernel mounts its root filesystem, init/do_mounts.c) and starts a
-// process on it, with root credentials, as init.
+// Boot makes a machine on t's kernel (whose patch set, kernel.Kernel.Patches,
+// every layer's code runs), mounts a new superblock of fs with opts as the
+// root of its namespace (as the kernel mounts its root filesystem,
+// init/do_mounts.c) and starts a process on it, with root credentials, as
+// init.
 func Boot(t *kernel.Task, cfg Config, fs *FileSystemType, opts MountOptions) (*System, *Proc, error) {
 	sys := NewSystem(t.K, nil, cfg)
 	if _, err := sys.Mount(t, nil, fs, "/", opts); err != nil {
@@ -264,9 +276,19 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 	if sb.id == "" {
 		sb.id = "none"
 	}
-	sb.patches = s.Patches
-	if opts.Patches != nil {
-		sb.patches = *opts.Patches
+	if fs.RequiresDev {
+		if opts.Device == nil {
+			return nil, errno.ENOTBLK
+		}
+		sb.bdev = opts.Device
+		if !opts.Device.claim() {
+			return nil, errno.EBUSY
+		}
+		defer func() {
+			if err != nil {
+				opts.Device.release()
+			}
+		}()
 	}
 	var mp Path
 	s.mu.Lock()

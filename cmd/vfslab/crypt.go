@@ -16,7 +16,7 @@ import (
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 )
@@ -117,7 +117,12 @@ func runCrypt(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vfslab crypt %s: %v\n", sub, err)
 		return 2
 	}
-	k := kernel.New()
+	set, err := patch.Parse(c.patches)
+	if err != nil {
+		fmt.Fprintf(stderr, "vfslab crypt %s: %v\n", sub, err)
+		return 2
+	}
+	k := kernel.NewWith(kernel.Config{Patches: set})
 	t := k.NewTask("vfslab-crypt")
 	defer t.Exit()
 	c.t = t
@@ -260,7 +265,7 @@ func parseHex(what, s string, want int) ([]byte, error) {
 
 // cryptEnv is a one-filesystem machine with the command's master key added.
 type cryptEnv struct {
-	sb     *fstest.SB
+	sb     *bare.SB
 	policy fscrypt.Policy
 	nonce  [fscrypt.FileNonceSize]byte
 }
@@ -268,10 +273,6 @@ type cryptEnv struct {
 // env builds the filesystem and policy from the POLICY flags.
 func (c *cryptCmd) env() (*cryptEnv, error) {
 	e := &cryptEnv{}
-	set, err := patch.Parse(c.patches)
-	if err != nil {
-		return nil, usageError{err.Error()}
-	}
 	p := &e.policy
 	switch c.version {
 	case "1":
@@ -313,7 +314,7 @@ func (c *cryptCmd) env() (*cryptEnv, error) {
 	case !lblk:
 		return nil, usageError{"--nonce is required"}
 	}
-	e.sb = fstest.NewSB(newCryptoAPI(), set)
+	e.sb = bare.NewSB(newCryptoAPI())
 	if c.fsUUID != "" {
 		u, err := parseHex("--fs-uuid", c.fsUUID, 16)
 		if err != nil {
@@ -325,7 +326,7 @@ func (c *cryptCmd) env() (*cryptEnv, error) {
 	if p.Version == fscrypt.PolicyV1 {
 		version = 1
 	}
-	id, desc, err := fstest.AddKey(c.t, e.sb, version, key)
+	id, desc, err := bare.AddKey(c.t, e.sb, version, key)
 	if err != nil {
 		return nil, fmt.Errorf("FS_IOC_ADD_ENCRYPTION_KEY: %w", err)
 	}
@@ -338,7 +339,7 @@ func (c *cryptCmd) env() (*cryptEnv, error) {
 
 // setupInode makes an inode with the policy's context and sets up its key.
 // blockBits is the filesystem block size.
-func (c *cryptCmd) setupInode(e *cryptEnv, ino uint64, mode uint32, blockBits uint8, casefold bool) (*fstest.Inode, error) {
+func (c *cryptCmd) setupInode(e *cryptEnv, ino uint64, mode uint32, blockBits uint8, casefold bool) (*bare.Inode, error) {
 	i := e.sb.NewInode(ino, mode)
 	i.BlockBits = blockBits
 	i.Casefold = casefold

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
 )
 
@@ -98,7 +99,7 @@ func TestCryptContentsVectors(t *testing.T) {
 		for _, r := range c.Records {
 			du, _ := strconv.Atoi(r[0])
 			nunits, _ := strconv.Atoi(r[2])
-			pt := fstest.PlaintextStream(r[3], nunits<<du)
+			pt := bare.PlaintextStream(r[3], nunits<<du)
 			args := append(policyArgs(c), "--data-unit-size", strconv.Itoa(1<<du), "--index", r[1],
 				"--inode", strconv.FormatUint(c.Ino, 10))
 			got := cryptOK(t, hex.EncodeToString(pt), append([]string{"contents"}, args...)...)

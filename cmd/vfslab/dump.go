@@ -19,10 +19,9 @@ import (
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fsunicode"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -315,7 +314,7 @@ func vfsRefuses(name []byte) error {
 // with its key set up, and the same inode on a superblock whose keyring
 // lacks the key.
 type dumpCrypt struct {
-	withKey, noKey *fstest.Inode
+	withKey, noKey *bare.Inode
 	// key and ctx are the master key and the directory's fscrypt
 	// context, for a directory of a mounted filesystem.
 	key, ctx []byte
@@ -353,8 +352,8 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 		return nil, usageError{fmt.Sprintf("--filenames-mode %s is not a filenames mode", fm)}
 	}
 	pad := map[int]uint8{4: fscrypt.PolicyFlagsPad4, 8: fscrypt.PolicyFlagsPad8, 16: fscrypt.PolicyFlagsPad16, 32: fscrypt.PolicyFlagsPad32}[c.padding]
-	fsb := fstest.NewSB(crypto.NewAPI(), patch.Set{})
-	id, _, err := fstest.AddKey(t, fsb, 2, key)
+	fsb := bare.NewSB(crypto.NewAPI())
+	id, _, err := bare.AddKey(t, fsb, 2, key)
 	if err != nil {
 		return nil, fmt.Errorf("FS_IOC_ADD_ENCRYPTION_KEY: %w", err)
 	}
@@ -365,14 +364,14 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 	if c.fsName == "f2fs" {
 		ino = f2fsDumpIno
 	}
-	mk := func(sb *fstest.SB) *fstest.Inode {
+	mk := func(sb *bare.SB) *bare.Inode {
 		i := sb.NewInode(ino, fscrypt.SIFDIR|0o755)
 		i.BlockBits = 12
 		i.Casefold = c.casefold
 		i.SetRawContext(ctx.Marshal())
 		return i
 	}
-	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(fstest.NewSB(crypto.NewAPI(), patch.Set{})), key: key, ctx: ctx.Marshal()}
+	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(bare.NewSB(crypto.NewAPI())), key: key, ctx: ctx.Marshal()}
 	if err := fscrypt.GetEncryptionInfo(t, d.withKey, false); err != nil {
 		return nil, fmt.Errorf("key setup: %w", err)
 	}
@@ -925,7 +924,12 @@ func (c *dumpCmd) f2fs(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*du
 func (c *dumpCmd) f2fsDir(um *fsunicode.Map, crypt *dumpCrypt) (dir *f2fs.Inode, removeKey func() error, err error) {
 	t := c.t
 	opts := &f2fs.Options{Casefold: c.casefold, Strict: c.strict, NoInlineDentry: !c.inline, DirLevel: uint32(c.dirLevel)}
-	_, p, err := vfs.Boot(t, vfs.Config{}, f2fs.Type, vfs.MountOptions{Source: "f2fs", Encoding: um, Strict: c.strict, Data: opts})
+	mo, err := vfs.FormatNew(t, f2fs.Type, opts.MkfsArgs(), opts.MountData())
+	if err != nil {
+		return nil, nil, err
+	}
+	mo.Encoding, mo.Strict = um, c.strict
+	_, p, err := vfs.Boot(t, vfs.Config{}, f2fs.Type, mo)
 	if err != nil {
 		return nil, nil, err
 	}

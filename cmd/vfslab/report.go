@@ -5,13 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"sort"
-	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/sim"
 )
 
@@ -21,79 +17,6 @@ func init() {
 		summary: "run every patch's headline workload and print the measured effect beside the seed's (the default)",
 		run:     runReport,
 	})
-}
-
-// headline is the workload that reproduces a seed's reported figure, and
-// that figure as a speed ratio (variant over base, higher is faster).
-type headline struct {
-	patch    string
-	workload string
-	params   map[string]string
-	threads  []int
-	metric   string // "ops/s" or "MB/s"
-	// compare lists the variants whose ratio to the base the seed reports.
-	compare   []string
-	seedRatio []float64
-	seed      string
-}
-
-// headlines are the five seeds' figures (../shared/seeds, patches.md),
-// converted to speed ratios against the base variant.
-var headlines = []headline{
-	{
-		patch: "fscrypt-fname-onstack", workload: "create",
-		params:  map[string]string{"n": "1000"},
-		metric:  "ops/s",
-		compare: []string{"v2", "upstream"}, seedRatio: []float64{15.05 / 7.99, math.NaN()},
-		seed: "2000 creates, casefolded+encrypted f2fs, Snapdragon 8s Gen4 6.6 userdebug: 15.05 s -> 7.99 s (mean of 3)",
-	},
-	{
-		patch: "f2fs-lookup-prealloc", workload: "create",
-		params:  map[string]string{"n": "1000"},
-		metric:  "ops/s",
-		compare: []string{"v2", "v4"}, seedRatio: []float64{15.05 / 8.16, math.NaN()},
-		seed: "2000 creates, casefolded+encrypted f2fs, Snapdragon 8s Gen4 6.16 userdebug: 15.05 s -> 8.16 s (mean of 3)",
-	},
-	{
-		patch: "fscrypt-v1-kdf", workload: "v1kdf",
-		metric:  "ops/s",
-		compare: []string{"sync", "aeslib"}, seedRatio: []float64{math.NaN(), 7000.0 / 1500},
-		seed: "Ryzen 9 9950X: ~7000 -> ~1500 cycles per derived key (HKDF-SHA512 ~3500)",
-	},
-	{
-		patch: "crypto-bio", workload: "read",
-		params:  map[string]string{"mib": "64"},
-		metric:  "MB/s",
-		compare: []string{"inline", "chain", "bio"}, seedRatio: []float64{2.4 / 2.5, 1, 2.4 / 2.1},
-		seed: "8 GB file, ext4 on loop on tmpfs, xts-vaes: workqueue 2.4 s, inline 2.5 s, chain ~2.4 s, bio 2.1 s",
-	},
-	{
-		patch: "fscrypt-file-open", workload: "open1",
-		params:  map[string]string{"fs": "ext4"},
-		threads: []int{2},
-		metric:  "ops/s",
-		compare: []string{"v1", "v2"}, seedRatio: []float64{math.NaN(), 25575494.0 / 12539898},
-		seed: "will-it-scale open1_processes -t 20, Sapphire Rapids: 12,539,898 -> 25,575,494 ops/s",
-	},
-}
-
-// reportRow is one line of the report: a variant's measured ratio to the
-// base beside the seed's.
-type reportRow struct {
-	Patch     string   `json:"patch"`
-	Workload  string   `json:"workload"`
-	Threads   int      `json:"threads"`
-	Variant   string   `json:"variant"`
-	Metric    string   `json:"metric"`
-	Base      float64  `json:"base"`
-	Value     float64  `json:"value"`
-	Ratio     float64  `json:"ratio"`
-	P         float64  `json:"p"`
-	SeedRatio *float64 `json:"seed_ratio,omitempty"`
-	Seed      string   `json:"seed"`
-	Kmallocs  float64  `json:"kmallocs_per_op"`
-	Params    string   `json:"params,omitempty"`
-	Bugs      int      `json:"bugs,omitempty"`
 }
 
 func runReport(args []string, stdout, stderr io.Writer) int {
@@ -129,61 +52,26 @@ Flags:
 		fmt.Fprintf(stderr, "vfslab report: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	var rows []reportRow
+	var rows []sim.ReportRow
 	ran := false
-	for _, h := range headlines {
-		if *only != "" && h.patch != *only {
+	for _, h := range sim.Headlines() {
+		if *only != "" && h.Patch.ID != *only {
 			continue
 		}
 		ran = true
-		p, ok := patch.Lookup(h.patch)
-		if !ok {
-			fmt.Fprintf(stderr, "vfslab report: patch %s is not registered\n", h.patch)
-			return 1
-		}
-		w, err := sim.Lookup(h.workload)
-		if err != nil {
-			fmt.Fprintln(stderr, "vfslab report:", err)
-			return 1
-		}
 		if !*quiet {
-			fmt.Fprintf(stderr, "vfslab report: %s on %s...\n", h.patch, h.workload)
+			fmt.Fprintf(stderr, "vfslab report: %s on %s...\n", h.Patch.ID, h.Workload().Name)
 		}
-		rep, err := sim.Run(sim.Config{Workload: w, Patch: p, Threads: h.threads, Count: *count,
-			RunTime: *runtime, Seed: 1, Params: h.params, SlubDebug: *slubDebug})
+		r, err := h.Run(sim.Config{Count: *count, RunTime: *runtime, SlubDebug: *slubDebug})
 		if err != nil {
-			fmt.Fprintf(stderr, "vfslab report: %s: %v\n", h.patch, err)
+			fmt.Fprintf(stderr, "vfslab report: %s: %v\n", h.Patch.ID, err)
 			return 1
 		}
-		for _, g := range rep.Groups {
-			base := g.Measurements[0]
-			bst := base.Stats(nil)
-			for _, m := range g.Measurements[1:] {
-				st := m.Stats(base)
-				row := reportRow{Patch: h.patch, Workload: h.workload, Threads: g.Threads, Variant: m.Variant,
-					Metric: h.metric, Seed: h.seed, Kmallocs: m.Kmallocs, Bugs: len(m.Bugs), Params: paramString(rep.Params)}
-				if h.metric == "MB/s" {
-					row.Base, row.Value = bst.MBPerSec.Median, st.MBPerSec.Median
-				} else {
-					row.Base, row.Value = bst.OpsPerSec.Median, st.OpsPerSec.Median
-				}
-				row.Ratio, row.P = st.OpsPerSec.Ratio, st.OpsPerSec.P
-				for i, v := range h.compare {
-					if v == m.Variant && !math.IsNaN(h.seedRatio[i]) {
-						r := h.seedRatio[i]
-						row.SeedRatio = &r
-					}
-				}
-				rows = append(rows, row)
-			}
-		}
+		rows = append(rows, r...)
 	}
 	if !ran {
-		var ids []string
-		for _, h := range headlines {
-			ids = append(ids, h.patch)
-		}
-		fmt.Fprintf(stderr, "vfslab report: unknown patch %q; valid: %s\n", *only, strings.Join(ids, ", "))
+		_, err := sim.HeadlineFor(*only)
+		fmt.Fprintln(stderr, "vfslab report:", err)
 		return 2
 	}
 	if *asJSON {
@@ -199,7 +87,7 @@ Flags:
 	return 0
 }
 
-func writeReport(w io.Writer, rows []reportRow, slubDebug bool) {
+func writeReport(w io.Writer, rows []sim.ReportRow, slubDebug bool) {
 	alloc := "production allocator"
 	if slubDebug {
 		alloc = "slub_debug allocator"
@@ -236,14 +124,4 @@ func writeReport(w io.Writer, rows []reportRow, slubDebug bool) {
 			fmt.Fprintf(w, "%s: here %s (%s); seed: %s\n", r.Patch, r.Workload, r.Params, r.Seed)
 		}
 	}
-}
-
-// paramString renders workload parameters as sorted "k=v" pairs.
-func paramString(p map[string]string) string {
-	var kv []string
-	for k, v := range p {
-		kv = append(kv, k+"="+v)
-	}
-	sort.Strings(kv)
-	return strings.Join(kv, " ")
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/vfslab/vfslab/sim"
 )
 
 func TestReportOnePatch(t *testing.T) {
@@ -12,7 +14,7 @@ func TestReportOnePatch(t *testing.T) {
 	if rc := run([]string{"report", "--patch", "fscrypt-v1-kdf", "--count", "2", "--runtime", "5ms", "--quiet", "--json"}, &out, &errb); rc != 0 {
 		t.Fatalf("rc=%d stderr=%s", rc, errb.String())
 	}
-	var rows []reportRow
+	var rows []sim.ReportRow
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}

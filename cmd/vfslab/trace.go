@@ -14,9 +14,9 @@ import (
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
-	"github.com/vfslab/vfslab/vfs/memfs"
 )
 
 func init() {
@@ -148,9 +148,9 @@ var traceBoots = map[string]func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Pr
 }
 
 func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error)) (*traceMachine, error) {
-	k := kernel.New()
+	k := kernel.NewWith(kernel.Config{Patches: set})
 	t := k.NewTask("vfslab-trace")
-	sys, p, err := boot(t, vfs.Config{Patches: set})
+	sys, p, err := boot(t, vfs.Config{})
 	if err != nil {
 		return nil, err
 	}

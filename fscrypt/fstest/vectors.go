@@ -2,16 +2,21 @@ package fstest
 
 import (
 	"bufio"
+	"embed"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 )
 
-// Case is one known-answer case of fscrypt/testdata (see testdata/README):
+// vectors are the known-answer files, generated with xfstests'
+// fscrypt-crypt-util (testdata/README says how), compiled into the test
+// binaries that use them so that no test looks for them on disk.
+//
+//go:embed testdata/*.txt
+var vectors embed.FS
+
+// Case is one known-answer case of fstest/testdata (see testdata/README):
 // one "policy ..." line and the records after it.
 type Case struct {
 	Line      int
@@ -32,16 +37,10 @@ func (c *Case) String() string {
 	return fmt.Sprintf("line %d: v%d %s/%s flags=0x%02x keylen=%d ino=%d", c.Line, c.Version, c.Contents, c.Filenames, c.Flags, len(c.Key), c.Ino)
 }
 
-// VectorsDir returns the absolute path of fscrypt/testdata.
-func VectorsDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "testdata")
-}
-
 // LoadVectors parses testdata/name. Lines before the first policy line go to a
 // case with Line 0.
 func LoadVectors(name string) ([]*Case, error) {
-	f, err := os.Open(filepath.Join(VectorsDir(), name))
+	f, err := vectors.Open("testdata/" + name)
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +114,4 @@ func MustHex(s string) []byte {
 		panic(err)
 	}
 	return b
-}
-
-// PlaintextStream returns n bytes of SHA-256(seed || le32(0)) ||
-// SHA-256(seed || le32(1)) || ..., the plaintext of contents.txt.
-func PlaintextStream(seed string, n int) []byte {
-	return stream(seed, n)
 }

@@ -1,4 +1,4 @@
-package fstest
+package bare
 
 import (
 	"crypto/sha256"
@@ -15,4 +15,11 @@ func stream(seed string, n int) []byte {
 		out = append(out, s[:]...)
 	}
 	return out[:n]
+}
+
+// PlaintextStream returns n bytes of SHA-256(seed || le32(0)) ||
+// SHA-256(seed || le32(1)) || ..., deterministic key material and the
+// plaintext of the known-answer file contents.txt.
+func PlaintextStream(seed string, n int) []byte {
+	return stream(seed, n)
 }

@@ -1,12 +1,11 @@
-// Package fstest is a minimal in-memory implementation of the interfaces
-// package fscrypt needs from the VFS (fscrypt.Inode, fscrypt.SuperBlock and
-// fscrypt.Operations), for fscrypt's tests and for tools such as
-// `vfslab crypt` that run the real fs/crypto code paths without a
-// filesystem. Contexts are kept in memory, as an xattr would be.
-//
-// It also reads the known-answer files of fscrypt/testdata (LoadVectors),
-// for the tests of package fscrypt and of the vfslab command.
-package fstest
+// Package bare hosts fscrypt without a filesystem: a superblock and inodes
+// that implement the interfaces package fscrypt needs from the VFS
+// (fscrypt.Inode, fscrypt.SuperBlock and fscrypt.Operations) and nothing
+// else, kept in memory (a context as an xattr would hold it). `vfslab
+// crypt`, the twin of xfstests' fscrypt-crypt-util, and the fname, v1kdf
+// and read workloads run the real fs/crypto code paths on it, as do
+// fscrypt's own tests.
+package bare
 
 import (
 	"fmt"
@@ -15,14 +14,12 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // SB is a superblock. Its exported fields configure it before use.
 type SB struct {
 	Name          string
 	FSUUID        [16]byte
-	Set           patch.Set
 	API           fscrypt.CryptoAPI
 	Keys          *fscrypt.Keyring
 	MaxBytesLimit int64
@@ -36,11 +33,11 @@ type SB struct {
 	nextIno uint64
 }
 
-// NewSB returns a superblock named "fstest" with a keyring, the patch
-// selection set and the Crypto API api; s_maxbytes is 2^44 (ext4 with 4 KiB
-// blocks).
-func NewSB(api fscrypt.CryptoAPI, set patch.Set) *SB {
-	return &SB{Name: "fstest", Set: set, API: api, Keys: fscrypt.NewKeyring(), MaxBytesLimit: 1 << 44, nextIno: 11}
+// NewSB returns a superblock named "bare" with a keyring and the Crypto
+// API api; s_maxbytes is 2^44 (ext4 with 4 KiB blocks). The patch variants
+// its code runs are those of the calling task's kernel.
+func NewSB(api fscrypt.CryptoAPI) *SB {
+	return &SB{Name: "bare", API: api, Keys: fscrypt.NewKeyring(), MaxBytesLimit: 1 << 44, nextIno: 11}
 }
 
 // ID implements fscrypt.SuperBlock.
@@ -54,9 +51,6 @@ func (sb *SB) Cop() fscrypt.Operations { return sb }
 
 // MasterKeys implements fscrypt.SuperBlock.
 func (sb *SB) MasterKeys() *fscrypt.Keyring { return sb.Keys }
-
-// Patches implements fscrypt.SuperBlock.
-func (sb *SB) Patches() *patch.Set { return &sb.Set }
 
 // MaxBytes implements fscrypt.SuperBlock.
 func (sb *SB) MaxBytes() int64 { return sb.MaxBytesLimit }
@@ -218,7 +212,7 @@ func AddKey(t *kernel.Task, sb fscrypt.SuperBlock, version int, key []byte) (id 
 	} else {
 		arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
 	}
-	if err := fscrypt.IoctlAddKey(t, fscrypt.RootCred, sb, arg); err != nil {
+	if err := fscrypt.IoctlAddKey(t, kernel.RootCred, sb, arg); err != nil {
 		return id, desc, err
 	}
 	copy(id[:], arg.KeySpec.U[:16])

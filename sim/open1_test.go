@@ -1,4 +1,4 @@
-package open1_test
+package sim
 
 import (
 	"fmt"
@@ -8,12 +8,11 @@ import (
 
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/hooks"
-	"github.com/vfslab/vfslab/hooks/open1"
 	"github.com/vfslab/vfslab/rcu"
 	"github.com/vfslab/vfslab/vfs"
 )
 
-var variants = hooks.FileOpenPatch.VariantNames()
+var open1Variants = hooks.FileOpenPatch.VariantNames()
 
 // TestLockrefRMWPerOpen pins seed 004's figure: with one task (so that no
 // cmpxchg is retried) base performs exactly 2 atomic read-modify-writes on
@@ -22,10 +21,10 @@ var variants = hooks.FileOpenPatch.VariantNames()
 // is.
 func TestLockrefRMWPerOpen(t *testing.T) {
 	const n = 500
-	for _, v := range variants {
+	for _, v := range open1Variants {
 		for _, enc := range []bool{false, true} {
-			cfg := open1.Config{Variant: v, Encrypted: enc, Tasks: 1, Counting: true}
-			b, err := open1.Setup(cfg)
+			cfg := Open1Config{Variant: v, Encrypted: enc, Tasks: 1, Counting: true}
+			b, err := NewOpen1Bench(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,9 +56,9 @@ func TestLockrefRMWPerOpen(t *testing.T) {
 // and per open at least the single-task count of shared-lockref
 // operations (contention only adds retries).
 func TestOpen1Concurrent(t *testing.T) {
-	for _, v := range variants {
-		cfg := open1.Config{Variant: v, Tasks: 4, Counting: true}
-		b, err := open1.Setup(cfg)
+	for _, v := range open1Variants {
+		cfg := Open1Config{Variant: v, Tasks: 4, Counting: true}
+		b, err := NewOpen1Bench(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,12 +87,12 @@ func taskCounts() []int {
 // reported as ops/s too; the per-open event counts come from a separate,
 // counting run of the same configuration.
 func BenchmarkOpen1(b *testing.B) {
-	for _, v := range variants {
+	for _, v := range open1Variants {
 		for _, enc := range []bool{false, true} {
 			for _, T := range taskCounts() {
-				cfg := open1.Config{Variant: v, Encrypted: enc, Tasks: T}
+				cfg := Open1Config{Variant: v, Encrypted: enc, Tasks: T}
 				b.Run(cfg.String(), func(b *testing.B) {
-					bench, err := open1.Setup(cfg)
+					bench, err := NewOpen1Bench(cfg)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -109,7 +108,7 @@ func BenchmarkOpen1(b *testing.B) {
 					b.ReportMetric(r.OpsPerSec(), "ops/s")
 					c := cfg
 					c.Counting = true
-					cb, err := open1.Setup(c)
+					cb, err := NewOpen1Bench(c)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -128,8 +127,8 @@ func BenchmarkOpen1(b *testing.B) {
 }
 
 // Example output of a counting run.
-func ExampleSetup() {
-	b, err := open1.Setup(open1.Config{Variant: "v2", Tasks: 2, Counting: true})
+func ExampleNewOpen1Bench() {
+	b, err := NewOpen1Bench(Open1Config{Variant: "v2", Tasks: 2, Counting: true})
 	if err != nil {
 		panic(err)
 	}
@@ -155,14 +154,14 @@ func BenchmarkOpen1AB(b *testing.B) {
 			name := fmt.Sprintf("parent=%s/T=%d", map[bool]string{false: "plain", true: "encrypted"}[enc], T)
 			b.Run(name, func(b *testing.B) {
 				const chunk = 20000
-				benches := map[string]*open1.Bench{}
-				singles := map[string]*open1.Bench{}
-				for _, v := range variants {
+				benches := map[string]*Open1Bench{}
+				singles := map[string]*Open1Bench{}
+				for _, v := range open1Variants {
 					for _, m := range []struct {
-						into  map[string]*open1.Bench
+						into  map[string]*Open1Bench
 						tasks int
 					}{{benches, T}, {singles, 1}} {
-						x, err := open1.Setup(open1.Config{Variant: v, Encrypted: enc, Tasks: m.tasks})
+						x, err := NewOpen1Bench(Open1Config{Variant: v, Encrypted: enc, Tasks: m.tasks})
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -176,7 +175,7 @@ func BenchmarkOpen1AB(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					round := map[string]float64{}
-					for _, v := range variants {
+					for _, v := range open1Variants {
 						r, err := benches[v].Run(chunk / T)
 						if err != nil {
 							b.Fatal(err)
@@ -191,18 +190,18 @@ func BenchmarkOpen1AB(b *testing.B) {
 							scaling[v] = append(scaling[v], round[v]/r1.OpsPerSec())
 						}
 					}
-					for _, v := range variants[1:] {
+					for _, v := range open1Variants[1:] {
 						ratios[v] = append(ratios[v], round[v]/round["base"])
 					}
 				}
 				b.StopTimer()
-				for _, v := range variants {
+				for _, v := range open1Variants {
 					b.ReportMetric(median(ops[v]), v+"-ops/s")
 					if T > 1 {
 						b.ReportMetric(median(scaling[v]), v+"-T2/T1")
 					}
 				}
-				for _, v := range variants[1:] {
+				for _, v := range open1Variants[1:] {
 					b.ReportMetric(median(ratios[v]), v+"/base")
 				}
 			})

@@ -13,13 +13,15 @@
 // correctly after concurrent changes). Inodes stay in memory while they
 // have links; the last iput of an unlinked inode frees its data.
 //
-// Mount it with vfs.System.Mount(t, proc, memfs.Type, target,
-// vfs.MountOptions{Data: &memfs.Options{...}}); nil Data gives the default
-// options (encryption supported).
+// It registers as "memfs", a type without a device (like ramfs). Mount it
+// with vfs.System.Mount(t, proc, memfs.Type, target, vfs.MountOptions{Data:
+// opts.MountData()}); an empty option string gives the defaults
+// (encryption supported).
 package memfs
 
 import (
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/vfslab/vfslab/dcache"
@@ -98,10 +100,10 @@ type dirent struct {
 
 func infoOf(i *vfs.Inode) *info { return i.Private.(*info) }
 
-func fillSuper(t *kernel.Task, sb *vfs.SuperBlock, data any) error {
+func fillSuper(t *kernel.Task, sb *vfs.SuperBlock, data string) error {
 	fs := &FS{sb: sb}
-	if o, ok := data.(*Options); ok && o != nil {
-		fs.opts = *o
+	if err := fs.opts.parse(t, sb.Type, data); err != nil {
+		return err
 	}
 	fs.dirOps, fs.dirFileOps = &dirOps{fs: fs}, &dirFileOps{fs: fs}
 	fs.symlinkOps = &symlinkOps{fs: fs}
@@ -414,8 +416,45 @@ func instantiate(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, inode *vfs.Inode
 }
 
 // Boot makes a machine on k whose root filesystem is a memfs with opts
-// (nil: the defaults) and patch selection cfg.Patches, and starts a
-// process on it. t is the task that mounts.
+// (nil: the defaults), and starts a process on it; the patch variants are
+// those of t's kernel. t is the task that mounts.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
-	return vfs.Boot(t, cfg, Type, vfs.MountOptions{Source: "memfs", Data: opts})
+	var data string
+	if opts != nil {
+		data = opts.MountData()
+	}
+	return vfs.Boot(t, cfg, Type, vfs.MountOptions{Source: "memfs", Data: data})
+}
+
+func init() { vfs.MustRegister(Type) }
+
+// MountData renders the options as memfs's mount option string:
+// "noencrypt" and "unsafe_skip_rename_hook".
+func (o Options) MountData() string {
+	var opts []string
+	if o.NoEncrypt {
+		opts = append(opts, "noencrypt")
+	}
+	if o.UnsafeSkipRenameHook {
+		opts = append(opts, "unsafe_skip_rename_hook")
+	}
+	return strings.Join(opts, ",")
+}
+
+// parse reads a mount option string (MountData's options); an unknown one
+// is EINVAL with the mount API's log line.
+func (o *Options) parse(t *kernel.Task, fst *vfs.FileSystemType, data string) error {
+	for _, opt := range vfs.ParseMountData(data) {
+		switch {
+		case opt.HasValue:
+			return vfs.BadValue(t, fst, opt)
+		case opt.Key == "noencrypt":
+			o.NoEncrypt = true
+		case opt.Key == "unsafe_skip_rename_hook":
+			o.UnsafeSkipRenameHook = true
+		default:
+			return vfs.UnknownParameter(t, fst, opt)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,187 @@
+package ext4
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
+)
+
+func init() { vfs.MustRegister(Type) }
+
+// featureArgs is Type.FeatureArgs.
+func featureArgs(f vfs.Features) []string {
+	return Options{NoEncrypt: !f.Encrypt, Casefold: f.Casefold, Strict: f.Strict,
+		NoCompatFallback: f.NoCompatFallback, InodesCount: f.Inodes}.MkfsArgs()
+}
+
+// MkfsArgs renders o as the arguments of mkfs.ext4 (mke2fs) that make
+// such a filesystem, which Mkfs parses back.
+func (o Options) MkfsArgs() []string {
+	var feat, ext []string
+	if o.NoMetadataCsum {
+		feat = append(feat, "^metadata_csum")
+	}
+	if o.NoDirIndex {
+		feat = append(feat, "^dir_index")
+	}
+	if o.LargeDir {
+		feat = append(feat, "large_dir")
+	}
+	if !o.NoEncrypt {
+		feat = append(feat, "encrypt")
+	}
+	if o.Casefold {
+		feat = append(feat, "casefold")
+		if o.Strict {
+			ext = append(ext, "encoding_flags=strict")
+		}
+		if o.NoCompatFallback {
+			ext = append(ext, "no_compat_fallback")
+		}
+	}
+	if o.Hash != "" {
+		ext = append(ext, "hash_alg="+o.Hash)
+	}
+	if o.UnsignedHash {
+		ext = append(ext, "unsigned_hash")
+	}
+	if o.HashSeed != ([16]byte{}) {
+		ext = append(ext, "hash_seed="+hex.EncodeToString(o.HashSeed[:]))
+	}
+	var args []string
+	if len(feat) > 0 {
+		args = append(args, "-O", strings.Join(feat, ","))
+	}
+	if len(ext) > 0 {
+		args = append(args, "-E", strings.Join(ext, ","))
+	}
+	if o.InodesCount != 0 {
+		args = append(args, "-N", strconv.FormatUint(uint64(o.InodesCount), 10))
+	}
+	return args
+}
+
+// ParseMkfsArgs reads the arguments of mkfs.ext4 that the model knows:
+// -O with the features metadata_csum, dir_index, large_dir, encrypt and
+// casefold (a leading ^ turns one off), -E with encoding=utf8 (which turns
+// casefold on, as in mke2fs), encoding_flags=strict, and -N with the inode
+// count. Three -E settings are the model's own, for what mke2fs takes
+// from mke2fs.conf or a host property: hash_alg=legacy|half_md4|tea (the
+// [fs_types] hash_alg relation), unsigned_hash (EXT2_FLAGS_UNSIGNED_HASH,
+// what mke2fs writes on a host whose char is unsigned), hash_seed=HEX (32
+// hex digits, s_hash_seed) and no_compat_fallback (the superblock flag
+// that stops casefolded lookups from falling back to a linear search).
+// Errors name the bad argument.
+func ParseMkfsArgs(args []string) (Options, error) {
+	var o Options
+	o.NoEncrypt = true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if (a == "-O" || a == "-E" || a == "-N") && i+1 >= len(args) {
+			return o, fmt.Errorf("mkfs.ext4: option requires an argument -- '%s'", a[1:])
+		}
+		switch a {
+		case "-O":
+			i++
+			for _, f := range strings.Split(args[i], ",") {
+				off := strings.HasPrefix(f, "^")
+				switch strings.TrimPrefix(f, "^") {
+				case "metadata_csum":
+					o.NoMetadataCsum = off
+				case "dir_index":
+					o.NoDirIndex = off
+				case "large_dir":
+					o.LargeDir = !off
+				case "encrypt":
+					o.NoEncrypt = off
+				case "casefold":
+					o.Casefold = !off
+				case "":
+				default:
+					return o, fmt.Errorf("mkfs.ext4: Invalid filesystem option set: %s", args[i])
+				}
+			}
+		case "-E":
+			i++
+			for _, e := range strings.Split(args[i], ",") {
+				k, v, _ := strings.Cut(e, "=")
+				switch k {
+				case "encoding":
+					if v != "utf8" && v != "utf8-12.1" {
+						return o, fmt.Errorf("mkfs.ext4: Invalid encoding: %s", v)
+					}
+					o.Casefold = true
+				case "encoding_flags":
+					if v != "strict" {
+						return o, fmt.Errorf("mkfs.ext4: error: Invalid encoding flag: %s", v)
+					}
+					o.Strict = true
+				case "no_compat_fallback":
+					o.NoCompatFallback = true
+				case "hash_alg":
+					switch v {
+					case "legacy", "half_md4", "tea":
+						o.Hash = v
+					default:
+						return o, fmt.Errorf("mkfs.ext4: Invalid hash algorithm: %s", v)
+					}
+				case "unsigned_hash":
+					o.UnsignedHash = true
+				case "hash_seed":
+					b, err := hex.DecodeString(strings.ReplaceAll(v, "-", ""))
+					if err != nil || len(b) != 16 {
+						return o, fmt.Errorf("mkfs.ext4: Invalid hash seed: %s", v)
+					}
+					copy(o.HashSeed[:], b)
+				case "":
+				default:
+					return o, fmt.Errorf("mkfs.ext4: Bad option(s) specified: %s", e)
+				}
+			}
+		case "-N":
+			i++
+			n, err := strconv.ParseUint(args[i], 10, 32)
+			if err != nil || n < FirstIno {
+				return o, fmt.Errorf("mkfs.ext4: invalid inodes count - %s", args[i])
+			}
+			o.InodesCount = uint32(n)
+		default:
+			return o, fmt.Errorf("mkfs.ext4: invalid option -- '%s'", strings.TrimPrefix(a, "-"))
+		}
+	}
+	return o, nil
+}
+
+// mkfs is Type.Mkfs: mkfs.ext4 with args on dev. The options are checked
+// as fill_super would check the superblock, so that a bad hash algorithm
+// fails here.
+func mkfs(t *kernel.Task, dev *vfs.BlockDevice, args []string) error {
+	o, err := ParseMkfsArgs(args)
+	if err != nil {
+		return err
+	}
+	dev.SetSuper(vfs.DeviceSuper{FsType: "ext4", Features: o})
+	return nil
+}
+
+// loadOptions is the start of ext4_fill_super: the features mkfs wrote on
+// the device ("VFS: Can't find ext4 filesystem" and EINVAL when it holds
+// none) and the mount's options (ext4_parse_param: the model's ext4 knows
+// none of its own, so any option is an unknown parameter).
+func loadOptions(t *kernel.Task, vsb *vfs.SuperBlock, data string) (Options, error) {
+	s := vsb.Bdev().Super()
+	o, ok := s.Features.(Options)
+	if s.FsType != vsb.Type.Name || !ok {
+		t.Printk("EXT4-fs (%s): VFS: Can't find ext4 filesystem", vsb.ID())
+		return Options{}, errno.EINVAL
+	}
+	for _, opt := range vfs.ParseMountData(data) {
+		return Options{}, vfs.UnknownParameter(t, vsb.Type, opt)
+	}
+	return o, nil
+}
