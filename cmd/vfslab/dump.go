@@ -315,9 +315,7 @@ func vfsRefuses(name []byte) error {
 // lacks the key.
 type dumpCrypt struct {
 	withKey, noKey *bare.Inode
-	// key and ctx are the master key and the directory's fscrypt
-	// context, for a directory of a mounted filesystem.
-	key, ctx []byte
+	key            []byte
 }
 
 // setupCrypt adds the master key and makes the directory's fscrypt inodes
@@ -371,7 +369,7 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 		i.SetRawContext(ctx.Marshal())
 		return i
 	}
-	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(bare.NewSB(crypto.NewAPI())), key: key, ctx: ctx.Marshal()}
+	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(bare.NewSB(crypto.NewAPI())), key: key}
 	if err := fscrypt.GetEncryptionInfo(t, d.withKey, false); err != nil {
 		return nil, fmt.Errorf("key setup: %w", err)
 	}
@@ -609,7 +607,12 @@ func (c *dumpCmd) fillDirCommon(d *dumpDir, crypt *dumpCrypt) {
 
 func (c *dumpCmd) ext4(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error) {
 	t := c.t
-	sb := ext4.NewSuperBlock()
+	sys, _, err := ext4.Boot(t, vfs.Config{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	sb := ext4.EXT4_SB(sys.RootMount().SB)
+	sb.Dev = ext4.NewDevice() // the dumped directory's blocks are numbered from 1
 	sb.MetadataCsum, sb.DirIndex, sb.LargeDir = c.metadataCsum, c.dirIndex, c.huge
 	ver, err := parseHashVersion(c.hashVersion)
 	if err != nil || ver == ext4.DxHashSiphash {
@@ -639,13 +642,27 @@ func (c *dumpCmd) ext4(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*du
 			sb.EncodingFlags |= ext4.EncStrictModeFL
 		}
 	}
-	dir := ext4.NewDirInode(sb, ext4DumpIno, 0, 0o755)
+	dir, err := sb.NewDirInode(t, ext4DumpIno, 0, 0o755)
+	if err != nil {
+		return nil, err
+	}
 	if c.casefold {
 		dir.Flags |= ext4.CasefoldFL
+		dir.SetInodeFlags()
 	}
 	if crypt != nil {
-		dir.Flags |= ext4.EncryptFL
-		dir.Crypt = ext4.FscryptNames{Dir: crypt.withKey}
+		// The directory's own policy and key: the key in the
+		// superblock's keyring, ext4_set_context, then
+		// fscrypt_get_encryption_info.
+		if _, _, err := bare.AddKey(t, sb.VFS(), 2, crypt.key); err != nil {
+			return nil, err
+		}
+		if err := sb.SetContext(t, &dir.Inode, crypt.withKey.RawContext(), nil); err != nil {
+			return nil, err
+		}
+		if err := fscrypt.GetEncryptionInfo(t, &dir.Inode, false); err != nil {
+			return nil, err
+		}
 	}
 	if err := ext4.InitNewDir(t, dir, ext4RootIno); err != nil {
 		return nil, err
@@ -653,11 +670,18 @@ func (c *dumpCmd) ext4(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*du
 	rep := &dumpReport{FS: "ext4", Refused: []dumpRefusal{}, ext4Dir: dir}
 	c.create(func(n []byte, ino uint32) error { return ext4.AddEntry(t, dir, n, ino, ext4.SIfreg|0o644) }, names, ext4DumpIno+1, rep)
 	if crypt != nil && c.noKey {
-		dir.Crypt = ext4.FscryptNames{Dir: crypt.noKey}
+		// Without the key: FS_IOC_REMOVE_ENCRYPTION_KEY, and the inode's
+		// key gone with it.
+		p, _ := fscrypt.GetPolicy(t, &dir.Inode)
+		fscrypt.PutEncryptionInfo(t, &dir.Inode)
+		arg := &fscrypt.RemoveKeyArg{KeySpec: fscrypt.IdentifierSpec(p.Identifier)}
+		if err := fscrypt.IoctlRemoveKey(t, kernel.RootCred, sb.VFS(), arg); err != nil {
+			return nil, err
+		}
 	}
 
 	d := &rep.Dir
-	d.Ino, d.Size, d.Blocks = dir.Ino, dir.Size, int(dir.Size/ext4.BlockSize)
+	d.Ino, d.Size, d.Blocks = uint32(dir.Ino()), dir.Size(), int(dir.Size()/ext4.BlockSize)
 	c.fillDirCommon(d, crypt)
 	htree, csum := dir.IsDx(), sb.MetadataCsum
 	d.Htree, d.MetadataCsum = &htree, &csum
@@ -719,7 +743,7 @@ const (
 // every block is a leaf.
 func ext4BlockKinds(dir *ext4.Inode) map[uint32]ext4Kind {
 	kinds := map[uint32]ext4Kind{}
-	nblocks := uint32(dir.Size / ext4.BlockSize)
+	nblocks := uint32(dir.Size() / ext4.BlockSize)
 	b0 := dir.BlockAt(0)
 	if dir.IsDx() && b0 != nil {
 		kinds[0] = ext4Kind{kind: "dx_root", inTree: true}
@@ -812,7 +836,7 @@ func (c *dumpCmd) ext4Block(dir *ext4.Inode, lblk uint32, k ext4Kind) dumpBlock 
 	}
 	ver := ext4HashVersion(dir)
 	showHash := dir.SB.DirIndex || dir.HashInDirent()
-	encrypted, hasKey := dir.IsEncrypted(), dir.IsEncrypted() && dir.Crypt.HasKey()
+	encrypted, hasKey := dir.IsEncrypted(), dir.IsEncrypted() && fscrypt.HasEncryptionKey(&dir.Inode)
 	for off := 0; off < end; {
 		if off+ext4.BaseDirLen > end {
 			blk.Problem = fmt.Sprintf("offset %d: dirent header runs into the tail", off)
@@ -860,7 +884,9 @@ func (c *dumpCmd) ext4Block(dir *ext4.Inode, lblk uint32, k ext4Kind) dumpBlock 
 		}
 		var dtu func(h, m uint32, in, out []byte) (int, error)
 		if encrypted {
-			dtu = func(h, m uint32, in, out []byte) (int, error) { return dir.Crypt.DiskToUsr(t, h, m, in, out) }
+			dtu = func(h, m uint32, in, out []byte) (int, error) {
+				return fscrypt.FnameDiskToUsr(t, &dir.Inode, h, m, in, out)
+			}
 		}
 		nameOf(t, &e, disk, encrypted, hasKey, dtu, rh, rm)
 		blk.Entries = append(blk.Entries, e)
@@ -968,7 +994,7 @@ func (c *dumpCmd) f2fsDir(um *fsunicode.Map, crypt *dumpCrypt) (dir *f2fs.Inode,
 	if err != nil {
 		return nil, nil, fmt.Errorf("FS_IOC_ADD_ENCRYPTION_KEY: %w", err)
 	}
-	if err := dir.SB.SetContext(t, &dir.Inode, crypt.ctx, nil); err != nil {
+	if err := dir.SB.SetContext(t, &dir.Inode, crypt.withKey.RawContext(), nil); err != nil {
 		return nil, nil, fmt.Errorf("f2fs_set_context: %w", err)
 	}
 	if err := fscrypt.GetEncryptionInfo(t, &dir.Inode, false); err != nil || !fscrypt.HasEncryptionKey(&dir.Inode) {

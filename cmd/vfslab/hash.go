@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fsunicode"
@@ -225,16 +224,9 @@ func (c *hashCmd) ext4(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicod
 		hinfo.Seed = &w
 	}
 	if um != nil {
-		sb := ext4.NewSuperBlock()
-		sb.Encoding = um
-		dir := ext4.NewDirInode(sb, 12, 0, 0o755)
-		dir.Flags |= ext4.CasefoldFL
-		if key != nil {
-			// ext4 hashes with SipHash exactly in encrypted and casefolded
-			// directories whose key is set up.
-			dir.Crypt = ext4KeyOnly{dirhashKey{*key}}
-		}
-		err = ext4.Dirhash(t, dir, name, &hinfo)
+		// A casefolded directory; ext4 hashes with SipHash exactly in
+		// encrypted and casefolded directories whose key is set up.
+		err = ext4.FoldDirhash(t, um, name, &hinfo, key)
 	} else {
 		err = ext4.Ext4fsDirhash(name, &hinfo, key)
 	}
@@ -261,25 +253,3 @@ func (c *hashCmd) f2fs(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicod
 	}
 	return fmt.Sprintf("%08x", h), nil
 }
-
-// dirhashKey stands for the fscrypt side of an encrypted and casefolded
-// directory whose key is set up, when only its dirhash key matters (the
-// name operations refuse with EOPNOTSUPP). ext4KeyOnly makes it an
-// ext4.NameCrypt.
-type dirhashKey struct{ key [2]uint64 }
-
-func (d dirhashKey) HasKey() bool                  { return true }
-func (d dirhashKey) DirhashKey() ([2]uint64, bool) { return d.key, true }
-func (d dirhashKey) DiskToUsr(t *kernel.Task, hash, minorHash uint32, iname, oname []byte) (int, error) {
-	return 0, errno.EOPNOTSUPP
-}
-
-type ext4KeyOnly struct{ dirhashKey }
-
-func (ext4KeyOnly) SetupFilename(*kernel.Task, []byte, bool) (ext4.CryptName, error) {
-	return ext4.CryptName{}, errno.EOPNOTSUPP
-}
-func (ext4KeyOnly) FreeFilename(*kernel.Task, *ext4.CryptName) {}
-func (ext4KeyOnly) MatchName(*ext4.CryptName, []byte) bool     { return false }
-
-var _ ext4.NameCrypt = ext4KeyOnly{}
