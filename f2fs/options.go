@@ -177,13 +177,13 @@ func loadOptions(t *kernel.Task, vsb *vfs.SuperBlock, data string) (Options, err
 // are parsed again over the current ones; lookup_mode= takes effect for
 // the next lookup, dir_level= and inline_dentry for new directories.
 // Errors: EINVAL.
-func (fs *FS) Remount(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
-	o := fs.opts
+func (sbi *SuperBlock) Remount(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
+	o := sbi.opts
 	if err := parseOptions(t, vsb.Type, &o, data); err != nil {
 		return err
 	}
-	fs.opts = o
-	fs.sb.LookupMode = o.LookupMode
-	fs.sb.InlineDentry = !o.NoInlineDentry
+	sbi.opts = o
+	sbi.LookupMode = o.LookupMode
+	sbi.InlineDentry = !o.NoInlineDentry
 	return nil
 }

@@ -30,7 +30,7 @@ func (s *system) dirAreas(tb testing.TB, path string) ([][]byte, []uint32) {
 	var pblks []uint32
 	switch s.cfg.fs {
 	case kF2fs:
-		dir := f2fs.DirOf(inode)
+		dir := f2fs.F2FS_I(inode)
 		if dir.Inline {
 			areas = append(areas, dir.Node[dir.Geo.Offset:dir.Geo.Offset+dir.Geo.MaxInlineData])
 		}

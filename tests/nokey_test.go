@@ -37,7 +37,7 @@ func (s *system) diskEntries(tb testing.TB, path string) []diskEntry {
 	var out []diskEntry
 	switch s.cfg.fs {
 	case kF2fs:
-		dir := f2fs.DirOf(inode)
+		dir := f2fs.F2FS_I(inode)
 		var areas []f2fs.DentryPtr
 		if dir.Inline {
 			areas = append(areas, dir.InlineDentryPtr())
