@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/vfslab/vfslab/fsunicode"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // The Unicode map of package fsunicode is the superblock's encoding.
-var _ Encoding = (*fsunicode.Map)(nil)
+var _ vfs.Encoding = (*fsunicode.Map)(nil)
 
 func loadUTF8(t testing.TB) *fsunicode.Map {
 	t.Helper()

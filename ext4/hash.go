@@ -9,6 +9,7 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // Directory hash versions, as stored in s_def_hash_version and dx_root_info.hash_version
@@ -286,7 +287,7 @@ func Dirhash(t *kernel.Task, dir *Inode, name []byte, hinfo *DxHashInfo) error {
 			key = &k
 		}
 	}
-	var enc Encoding
+	var enc vfs.Encoding
 	if dir.IsCasefolded() && hasKey {
 		enc = dir.SB.Encoding
 	}
@@ -299,7 +300,7 @@ func Dirhash(t *kernel.Task, dir *Inode, name []byte, hinfo *DxHashInfo) error {
 // a kzalloc'd PATH_MAX buffer first (the raw name is hashed when folding
 // fails); then __ext4fs_dirhash, with sipKey for DX_HASH_SIPHASH. Errors:
 // ENOMEM, and Ext4fsDirhash's.
-func FoldDirhash(t *kernel.Task, enc Encoding, name []byte, hinfo *DxHashInfo, sipKey *[2]uint64) error {
+func FoldDirhash(t *kernel.Task, enc vfs.Encoding, name []byte, hinfo *DxHashInfo, sipKey *[2]uint64) error {
 	if len(name) > 0 && enc != nil {
 		buff, err := t.Kzalloc(siteDirhashBuff, pathMax, kmem.GFPKernel)
 		if err != nil {

@@ -10,10 +10,6 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// Encoding is what the directory code needs from the superblock's Unicode
-// map (sb->s_encoding); see vfs.Encoding.
-type Encoding = vfs.Encoding
-
 // pathMax is PATH_MAX, the buffer ext4fs_dirhash folds into.
 const pathMax = 4096
 

@@ -121,7 +121,7 @@ type SuperBlock struct {
 	// InodesCount is s_inodes_count, the largest valid inode number.
 	InodesCount uint32
 	// Encoding is sb->s_encoding (nil without the casefold feature).
-	Encoding Encoding
+	Encoding vfs.Encoding
 	// EncodingFlags is s_encoding_flags.
 	EncodingFlags uint16
 	// Name is the device name in log lines (s_id).

@@ -611,18 +611,13 @@ func EmptyDir(t *kernel.Task, dir *Inode) bool {
 }
 
 // dirFileOps are a directory's file operations (f2fs_dir_operations).
+// They have no ->open: since Linux 5.11 (commit "f2fs: remove
+// f2fs_dir_open()") an encrypted directory opens whether or not its key
+// can be set up, and readdir sets it up itself, so a key setup that fails
+// (ENOMEM) fails getdents, not open.
 type dirFileOps struct {
 	vfs.DirFileOps
 	sbi *SuperBlock
-}
-
-// Open is f2fs_dir_open: an encrypted directory's key is set up if
-// available (fscrypt_prepare_readdir). Errors: EIO if that fails.
-func (o *dirFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
-	if inode.IsEncrypted() && hooks.FscryptPrepareReaddir(t, inode) != nil {
-		return errno.EIO
-	}
-	return nil
 }
 
 // Llseek is generic_file_llseek_size over the directory's positions

@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/vfslab/vfslab/fsunicode"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // The Unicode map of package fsunicode is the superblock's encoding.
-var _ Encoding = (*fsunicode.Map)(nil)
+var _ vfs.Encoding = (*fsunicode.Map)(nil)
 
 // TestUnicodeCasefold: with the kernel's Unicode 12.1 folding (package
 // fsunicode), names that fold alike find each other, the stored hash_code

@@ -11,10 +11,6 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// Encoding is what the directory code needs from the superblock's Unicode
-// map (sb->s_encoding); see vfs.Encoding.
-type Encoding = vfs.Encoding
-
 // Allocation sites and caches of the name code.
 var (
 	// cfNameSlab is f2fs_cf_name_slab: F2FS_NAME_LEN-byte buffers for the
@@ -164,7 +160,7 @@ func hashName(f *Filename, casefolded bool, key *[2]uint64) uint32 {
 // encrypted and its key is set up (key not nil). It is for tools that
 // have a dirhash key but no directory. Errors: EINVAL (strict encoding, a
 // name that does not fold), ENOMEM.
-func CasefoldedHash(t *kernel.Task, enc Encoding, strict bool, name []byte, key *[2]uint64) (uint32, error) {
+func CasefoldedHash(t *kernel.Task, enc vfs.Encoding, strict bool, name []byte, key *[2]uint64) (uint32, error) {
 	sbi := &SuperBlock{Encoding: enc}
 	if strict {
 		sbi.EncodingFlags |= EncStrictModeFL

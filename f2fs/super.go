@@ -150,7 +150,7 @@ type SuperBlock struct {
 	Dev *Device
 	// Encoding is sb->s_encoding; nil when the filesystem has no casefold
 	// feature.
-	Encoding Encoding
+	Encoding vfs.Encoding
 	// EncodingFlags is sb->s_encoding_flags (EncStrictModeFL,
 	// EncNoCompatFallbackFL).
 	EncodingFlags uint16

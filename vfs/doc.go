@@ -98,9 +98,8 @@
 // (fscrypt_decrypt_pagecache_blocks on read, a bounce page from
 // fscrypt_encrypt_pagecache_blocks on writeback). Besides them:
 // DSpliceAlias for ->lookup, IoctlFlags (FS_IOC_GETFLAGS/SETFLAGS),
-// SimpleXattrs, FsUmodeToFtype, the fscrypt_name view of the directory
-// code (CryptName, NameCrypt, FscryptNames), LoadEncoding for fill_super
-// and Boot.
+// SimpleXattrs, FsUmodeToFtype, the directory code's view of the Unicode
+// map (Encoding), LoadEncoding for fill_super and Boot.
 //
 // # The path walk
 //
