@@ -226,7 +226,7 @@ func (m *Machine) Export(r *Recording) *kernel.TraceExport {
 			"fs: " + m.Cfg.FS,
 			"patches: " + m.Cfg.Patches.String(),
 			"key: " + key,
-					},
+		},
 		Tasks:        []kernel.TraceTask{{Comm: m.T.Comm, PID: m.T.PID, Tracer: r.Tracer}},
 		Result:       r.Result(),
 		ShowCounters: true,
