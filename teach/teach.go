@@ -19,6 +19,7 @@ package teach
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vfslab/vfslab/dcache"
@@ -254,7 +255,7 @@ func sortCounters(cs []kernel.TraceCounter) {
 
 // Open is a recordable open(2) of path with flags.
 func Open(path string, flags int) (string, func(t *kernel.Task, p *vfs.Proc) (int64, error)) {
-	return fmt.Sprintf("open(%q, %#o)", path, flags), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+	return fmt.Sprintf("open(%q, %s)", path, OpenFlags(flags)), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
 		fd, err := p.Open(t, path, flags, 0o644)
 		if err == nil {
 			// close(2) is not part of the recording's question but must
@@ -319,4 +320,37 @@ func ReadDir(t *kernel.Task, p *vfs.Proc, path string) ([]string, error) {
 			}
 		}
 	}
+}
+
+// openFlagNames are the open(2) flags OpenFlags names, in strace's order.
+var openFlagNames = []struct {
+	bit  int
+	name string
+}{
+	{vfs.O_CREAT, "O_CREAT"}, {vfs.O_EXCL, "O_EXCL"}, {vfs.O_NOFOLLOW, "O_NOFOLLOW"},
+	{vfs.O_TRUNC, "O_TRUNC"}, {vfs.O_APPEND, "O_APPEND"}, {vfs.O_DIRECTORY, "O_DIRECTORY"},
+}
+
+// OpenFlags renders open(2) flags as strace does: O_RDONLY|O_CREAT...
+func OpenFlags(flags int) string {
+	var parts []string
+	switch flags & 3 {
+	case vfs.O_WRONLY:
+		parts = append(parts, "O_WRONLY")
+	case vfs.O_RDWR:
+		parts = append(parts, "O_RDWR")
+	default:
+		parts = append(parts, "O_RDONLY")
+	}
+	rest := flags &^ 3
+	for _, f := range openFlagNames {
+		if rest&f.bit != 0 {
+			parts = append(parts, f.name)
+			rest &^= f.bit
+		}
+	}
+	if rest != 0 {
+		parts = append(parts, fmt.Sprintf("%#o", rest))
+	}
+	return strings.Join(parts, "|")
 }
