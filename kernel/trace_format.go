@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vfslab/vfslab/events"
 )
 
 // The output formats of a recorded trace. A Tracer records what ftrace's
@@ -67,6 +69,18 @@ type TraceTask struct {
 type TraceCounter struct {
 	Name  string
 	Value int64
+}
+
+// CountersOf lists the non-zero counts of c, sorted by event name, as
+// TraceExport.Counters.
+func CountersOf(c *events.Counters) []TraceCounter {
+	m := c.Map()
+	out := make([]TraceCounter, 0, len(m))
+	for name, n := range m {
+		out = append(out, TraceCounter{Name: name, Value: int64(n)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // TraceExport is a recorded trace with what the formats print around it.

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vfslab/vfslab/events"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -269,5 +271,21 @@ func TestPerfettoFollowsTheFormat(t *testing.T) {
 	ok := `{"traceEvents":[{"name":"a","ph":"X","ts":0,"dur":5,"pid":1,"tid":1},{"name":"b","ph":"X","ts":2,"dur":5,"pid":1,"tid":2}]}`
 	if err := ValidatePerfetto([]byte(ok)); err != nil {
 		t.Errorf("two threads: %v", err)
+	}
+}
+
+var (
+	evTestA = events.Register("trace_format_test_a", "a test event of kernel's trace formats")
+	evTestB = events.Register("trace_format_test_b", "another")
+)
+
+func TestCountersOf(t *testing.T) {
+	c := events.New()
+	c.Add(evTestB, 3)
+	c.Inc(evTestA)
+	cs := CountersOf(c)
+	want := []TraceCounter{{"trace_format_test_a", 1}, {"trace_format_test_b", 3}}
+	if len(cs) != 2 || cs[0] != want[0] || cs[1] != want[1] {
+		t.Errorf("CountersOf = %v, want %v", cs, want)
 	}
 }

@@ -238,19 +238,8 @@ func (m *Machine) Export(r *Recording) *kernel.TraceExport {
 	if m.Clock == nil {
 		x.Header = append(x.Header, "clock: modelled (1 us per clock reading)")
 	}
-	for name, n := range r.Events.Map() {
-		x.Counters = append(x.Counters, kernel.TraceCounter{Name: name, Value: int64(n)})
-	}
-	sortCounters(x.Counters)
+	x.Counters = kernel.CountersOf(r.Events)
 	return x
-}
-
-func sortCounters(cs []kernel.TraceCounter) {
-	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && cs[j].Name < cs[j-1].Name; j-- {
-			cs[j], cs[j-1] = cs[j-1], cs[j]
-		}
-	}
 }
 
 // Open is a recordable open(2) of path with flags.
