@@ -81,7 +81,7 @@ func ext4LeafRange(i int) string {
 	if i+1 < len(Ext4Leaves) {
 		hi = uint64(Ext4Leaves[i+1])
 	}
-	return fmt.Sprintf("[%#08x, %#09x)", Ext4Leaves[i], hi)
+	return fmt.Sprintf("[%#08x, %#x)", Ext4Leaves[i], hi)
 }
 
 func genHash(rng *rand.Rand, reverse bool) (*question, error) {
