@@ -20,6 +20,11 @@ type Tracer struct {
 	// clock for golden output.
 	Clock func() time.Time
 	depth int
+	// pending is a return value TraceReturn recorded for the function
+	// entered at pendingDepth, attached to its exit.
+	pending      int64
+	pendingDepth int
+	hasPending   bool
 }
 
 // TraceEntry is one line of a function_graph trace: a function entered, a
@@ -32,7 +37,7 @@ type TraceEntry struct {
 	Dur   time.Duration
 	// Ret is the function's return value on a TraceExit entry, as
 	// funcgraph-retval records it, when HasRet says the tracer knows it
-	// (TraceErr, SetReturn): 0 or a negative errno.
+	// (TraceReturn, SetReturn): 0 or a negative errno.
 	Ret    int64
 	HasRet bool
 	at     time.Time
@@ -81,25 +86,36 @@ func (t *Task) Trace(fn string) func() {
 		tr.depth--
 		start := tr.Entries[idx].at
 		end := tr.now()
-		tr.Entries = append(tr.Entries, TraceEntry{Depth: tr.depth, Kind: TraceExit, Func: fn, Dur: end.Sub(start), at: end})
+		e := TraceEntry{Depth: tr.depth, Kind: TraceExit, Func: fn, Dur: end.Sub(start), at: end}
+		if tr.hasPending && tr.pendingDepth == tr.depth {
+			e.Ret, e.HasRet, tr.hasPending = tr.pending, true, false
+		}
+		tr.Entries = append(tr.Entries, e)
 	}
 }
 
-// TraceErr is Trace for a function whose result is an error: its exit
-// records the return value as funcgraph-retval shows it, 0 or the
-// negative errno *err holds when the function returns. A traced function
-// with a named error result starts with
+// TraceReturn records err as the return value of the innermost traced
+// function still running, shown on its closing line as funcgraph-retval
+// shows it (0 or the negative errno). A traced function with a named error
+// result records it with a second deferred call, which runs before the
+// exit that Trace returned:
 //
-//	defer t.TraceErr("fscrypt_prepare_rename", &err)()
-func (t *Task) TraceErr(fn string, err *error) func() {
-	tr := t.Tracer
-	if tr == nil {
-		return nop
+//	defer t.Trace("fscrypt_prepare_rename")()
+//	defer func() { t.TraceReturn(err) }()
+//
+// The deferred closure does not escape, so err stays on the stack and an
+// untraced call costs a nil check.
+func (t *Task) TraceReturn(err error) {
+	if tr := t.Tracer; tr != nil && tr.depth > 0 {
+		tr.pending, tr.pendingDepth, tr.hasPending = ErrReturn(err), tr.depth-1, true
 	}
-	exit := t.Trace(fn)
-	return func() {
-		exit()
-		tr.SetReturn(len(tr.Entries)-1, ErrReturn(*err))
+}
+
+// TraceReturnValue is TraceReturn for a function returning a number (a
+// length, a file descriptor, or a negative errno).
+func (t *Task) TraceReturnValue(v int64) {
+	if tr := t.Tracer; tr != nil && tr.depth > 0 {
+		tr.pending, tr.pendingDepth, tr.hasPending = v, tr.depth-1, true
 	}
 }
 

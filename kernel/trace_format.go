@@ -165,6 +165,9 @@ func writeText(w io.Writer, x *TraceExport) {
 		for _, c := range x.Counters {
 			parts = append(parts, fmt.Sprintf("%s=%d", c.Name, c.Value))
 		}
+		if len(parts) == 0 {
+			parts = []string{"(none)"} // as events.Counters prints nothing counted
+		}
 		fmt.Fprintf(w, "events: %s\n", strings.Join(parts, " "))
 	}
 	for _, l := range x.Log {

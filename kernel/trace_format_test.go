@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,7 +34,7 @@ func stepClock(steps ...time.Duration) func() time.Time {
 }
 
 // syntheticTrace records a small open(2)-like call tree on task: a note,
-// leaves, a function returning -ENOKEY through TraceErr and a return value
+// leaves, a function returning -ENOKEY through TraceReturn and a return value
 // set afterwards on the outermost exit.
 func syntheticTrace(task *Task) {
 	func() {
@@ -46,7 +47,8 @@ func syntheticTrace(task *Task) {
 				task.Trace("ext4_lookup")()
 			}()
 			func() (err error) {
-				defer task.TraceErr("fscrypt_file_open", &err)()
+				defer task.Trace("fscrypt_file_open")()
+				defer func() { task.TraceReturn(err) }()
 				task.Trace("fscrypt_get_encryption_info")()
 				return syscall.Errno(126) // ENOKEY
 			}()
@@ -158,38 +160,58 @@ func TestTracePrintGraphDuration(t *testing.T) {
 	}
 }
 
-func TestTraceErrRecordsErrno(t *testing.T) {
+func TestTraceReturnRecordsErrno(t *testing.T) {
 	task := New().NewTask("t")
 	task.Tracer = &Tracer{Clock: ModelClock(time.Microsecond)}
-	func() (err error) {
-		defer task.TraceErr("vfs_rename", &err)()
-		return syscall.Errno(18) // EXDEV
+	traced := func(fn string, ret error) (err error) {
+		defer task.Trace(fn)()
+		defer func() { task.TraceReturn(err) }()
+		// A callee's exit must not take its caller's return value.
+		task.Trace("inner")()
+		return ret
+	}
+	traced("vfs_rename", syscall.Errno(18)) // EXDEV
+	traced("vfs_open", nil)
+	traced("odd", errors.New("not an errno"))
+	func() {
+		defer task.Trace("ksys_read")()
+		task.TraceReturnValue(11)
 	}()
-	func() (err error) {
-		defer task.TraceErr("vfs_open", &err)()
-		return nil
-	}()
-	func() (err error) {
-		defer task.TraceErr("odd", &err)()
-		return errors.New("not an errno")
-	}()
-	es := task.Tracer.Entries
-	want := []int64{-18, 0, -5}
-	for i, w := range want {
-		e := es[2*i+1]
-		if !e.HasRet || e.Ret != w {
-			t.Errorf("%s: ret %d (known %v), want %d", e.Func, e.Ret, e.HasRet, w)
+	var rets []string
+	for _, e := range task.Tracer.Entries {
+		if e.Kind == TraceExit {
+			if e.Func == "inner" && e.HasRet {
+				t.Errorf("inner took a return value %d", e.Ret)
+			}
+			if e.HasRet {
+				rets = append(rets, e.Func+"="+strconv.FormatInt(e.Ret, 10))
+			}
 		}
+	}
+	if got, want := strings.Join(rets, " "), "vfs_rename=-18 vfs_open=0 odd=-5 ksys_read=11"; got != want {
+		t.Errorf("returns %q, want %q", got, want)
 	}
 	var b strings.Builder
 	task.Tracer.Print(&b, false)
-	if !strings.Contains(b.String(), "vfs_rename(); /* = -18 */") || !strings.Contains(b.String(), "vfs_open(); /* = 0x0 */") {
-		t.Errorf("retvals not printed:\n%s", b.String())
+	for _, want := range []string{"} /* vfs_rename = -18 */", "} /* vfs_open = 0x0 */", "ksys_read(); /* = 0xb */"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
 	}
-	// With no tracer TraceErr is a no-op.
-	task.Tracer = nil
-	var err error
-	task.TraceErr("x", &err)()
+}
+
+// TestTraceReturnUntracedAllocatesNothing checks the pattern's cost
+// without a tracer: no Go heap allocation.
+func TestTraceReturnUntracedAllocatesNothing(t *testing.T) {
+	task := New().NewTask("t")
+	f := func() (err error) {
+		defer task.Trace("f")()
+		defer func() { task.TraceReturn(err) }()
+		return syscall.Errno(2)
+	}
+	if n := testing.AllocsPerRun(100, func() { f() }); n != 0 {
+		t.Errorf("%v allocations per untraced call", n)
+	}
 }
 
 func TestModelClockIsDeterministic(t *testing.T) {

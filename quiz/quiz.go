@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sort"
 	"strings"
 
 	"github.com/vfslab/vfslab/kernel"
@@ -228,14 +227,4 @@ func traceText(x *kernel.TraceExport) string {
 	var b bytes.Buffer
 	kernel.WriteTrace(&b, x, kernel.TraceText)
 	return b.String()
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
