@@ -7,6 +7,7 @@ import (
 
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/teach"
@@ -74,6 +75,9 @@ var errnoCalls = []call{
 	errCall(`rmdir("/tmp/link")`, false, func(t *kernel.Task, p *vfs.Proc) error { return p.Rmdir(t, "/tmp/link") }),
 	errCall(`unlink("/tmp/dir")`, false, func(t *kernel.Task, p *vfs.Proc) error { return p.Unlink(t, "/tmp/dir") }),
 	errCall(`stat("/secret/note")`, true, func(t *kernel.Task, p *vfs.Proc) error { _, err := p.Stat(t, "/secret/note"); return err }),
+	setPolicyCall("/secret", "another key's identifier", 0x11),
+	setPolicyCall("/tmp", "an identifier of no added key", 0x22),
+	setPolicyCall("/tmp/dir", "an identifier of no added key", 0x22),
 	errCall(`symlink("hello", "/secret/ln")`, true, func(t *kernel.Task, p *vfs.Proc) error { return p.Symlink(t, "hello", "/secret/ln") }),
 }
 
@@ -342,4 +346,24 @@ func genLockref(rng *rand.Rand, reverse bool) (*question, error) {
 		answer:  strings.Join(same, ", "),
 		explain: "ran under " + variant + ":\n" + explain,
 	}, nil
+}
+
+// setPolicyCall is FS_IOC_SET_ENCRYPTION_POLICY on dir with a v2 policy
+// (AES-256-XTS, AES-256-CTS, padding 32) whose identifier is 16 bytes of
+// fill (fscrypt_ioctl_set_policy).
+func setPolicyCall(dir, what string, fill byte) call {
+	desc := fmt.Sprintf("ioctl(open(%q), FS_IOC_SET_ENCRYPTION_POLICY, v2 policy with %s)", dir, what)
+	return errCall(desc, false, func(t *kernel.Task, p *vfs.Proc) error {
+		fd, err := p.Open(t, dir, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+		if err != nil {
+			return err
+		}
+		defer p.Close(t, fd)
+		pol := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: fscrypt.ModeAES256XTS,
+			FilenamesMode: fscrypt.ModeAES256CTS, Flags: fscrypt.PolicyFlagsPad32}
+		for i := range pol.Identifier {
+			pol.Identifier[i] = fill
+		}
+		return p.SetEncryptionPolicy(t, fd, pol)
+	})
 }
