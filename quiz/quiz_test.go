@@ -95,3 +95,21 @@ func TestPlaceF2fs(t *testing.T) {
 		t.Errorf("PlaceF2fs(hello, 2) = %+v", p)
 	}
 }
+
+// TestLabAnswerKey checks that docs/lab.md's answer key is what the quiz
+// prints today, so the lab cannot drift from the simulator.
+func TestLabAnswerKey(t *testing.T) {
+	lab, err := os.ReadFile(filepath.Join("..", "docs", "lab.md"))
+	if err != nil {
+		t.Fatalf("the lab page: %v", err)
+	}
+	for _, args := range [][]string{{"--seed", "42", "-c"}, {"--seed", "42", "-r", "-c"}} {
+		var out bytes.Buffer
+		if rc := Main(args, &out, &bytes.Buffer{}); rc != 0 {
+			t.Fatalf("%v: rc %d", args, rc)
+		}
+		if !bytes.Contains(lab, out.Bytes()) {
+			t.Errorf("docs/lab.md lacks the output of quiz %v; regenerate its answer key", args)
+		}
+	}
+}
