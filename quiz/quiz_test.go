@@ -97,19 +97,45 @@ func TestPlaceF2fs(t *testing.T) {
 }
 
 // TestLabAnswerKey checks that docs/lab.md's answer key is what the quiz
-// prints today, so the lab cannot drift from the simulator.
+// prints today, so the lab cannot drift from the simulator; -update
+// rewrites the key's code blocks (the first ``` block after each command
+// line).
 func TestLabAnswerKey(t *testing.T) {
-	lab, err := os.ReadFile(filepath.Join("..", "docs", "lab.md"))
+	path := filepath.Join("..", "docs", "lab.md")
+	lab, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("the lab page: %v", err)
 	}
-	for _, args := range [][]string{{"--seed", "42", "-c"}, {"--seed", "42", "-r", "-c"}} {
+	keys := []struct {
+		marker string
+		args   []string
+	}{
+		{"`vfslab quiz --seed 42 -c` (one question", []string{"--seed", "42", "-c"}},
+		{"`vfslab quiz --seed 42 -r -c`:", []string{"--seed", "42", "-r", "-c"}},
+	}
+	doc := string(lab)
+	for _, k := range keys {
 		var out bytes.Buffer
-		if rc := Main(args, &out, &bytes.Buffer{}); rc != 0 {
-			t.Fatalf("%v: rc %d", args, rc)
+		if rc := Main(k.args, &out, &bytes.Buffer{}); rc != 0 {
+			t.Fatalf("%v: rc %d", k.args, rc)
 		}
-		if !bytes.Contains(lab, out.Bytes()) {
-			t.Errorf("docs/lab.md lacks the output of quiz %v; regenerate its answer key", args)
+		if *update {
+			at := strings.Index(doc, k.marker)
+			if at < 0 {
+				t.Fatalf("no %q in the lab page", k.marker)
+			}
+			open := at + strings.Index(doc[at:], "```\n") + 4
+			end := open + strings.Index(doc[open:], "```\n")
+			doc = doc[:open] + out.String() + doc[end:]
+			continue
+		}
+		if !strings.Contains(doc, out.String()) {
+			t.Errorf("docs/lab.md lacks the output of quiz %v; go test -update rewrites its answer key", k.args)
+		}
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -187,8 +187,9 @@ func (r *Recording) Result() string {
 
 // Record runs call on the machine's task with a tracer (on m.Clock, or
 // the modelled clock when nil) and counting attached and returns what it
-// recorded. The outermost traced function's exit gets the call's return
-// value, as funcgraph-retval shows a syscall's.
+// recorded. When the call traced one function at the top level (the
+// syscall), its exit gets the call's return value, as funcgraph-retval
+// shows a syscall's.
 func (m *Machine) Record(desc string, call func(t *kernel.Task, p *vfs.Proc) (int64, error)) *Recording {
 	clock := m.Clock
 	if clock == nil {
@@ -206,11 +207,19 @@ func (m *Machine) Record(desc string, call func(t *kernel.Task, p *vfs.Proc) (in
 	if err != nil {
 		r.Ret = kernel.ErrReturn(err)
 	}
-	for i := len(tr.Entries) - 1; i >= 0; i-- {
-		if e := tr.Entries[i]; e.Kind == kernel.TraceExit && e.Depth == 0 {
-			tr.SetReturn(i, r.Ret)
-			break
+	// One syscall at the top: its exit shows the call's return value.
+	top := -1
+	for i, e := range tr.Entries {
+		if e.Kind == kernel.TraceExit && e.Depth == 0 {
+			if top >= 0 {
+				top = -1
+				break
+			}
+			top = i
 		}
+	}
+	if top >= 0 {
+		tr.SetReturn(top, r.Ret)
 	}
 	return r
 }
@@ -242,14 +251,18 @@ func (m *Machine) Export(r *Recording) *kernel.TraceExport {
 	return x
 }
 
-// Open is a recordable open(2) of path with flags.
+// Open is a recordable open(2) of path with flags, followed by an
+// untraced close(2).
 func Open(path string, flags int) (string, func(t *kernel.Task, p *vfs.Proc) (int64, error)) {
 	return fmt.Sprintf("open(%q, %s)", path, OpenFlags(flags)), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
 		fd, err := p.Open(t, path, flags, 0o644)
 		if err == nil {
-			// close(2) is not part of the recording's question but must
-			// not leak the file: the tracer sees it after the open.
-			defer p.Close(t, fd)
+			// close(2) must not leak the file; it is counted but not
+			// traced, so the trace is the open's alone.
+			tr := t.Tracer
+			t.Tracer = nil
+			p.Close(t, fd)
+			t.Tracer = tr
 		}
 		return int64(fd), err
 	}

@@ -87,3 +87,33 @@ func TestUnknownFS(t *testing.T) {
 		t.Fatalf("btrfs: %v", err)
 	}
 }
+
+// TestReturnOnTheSyscall checks that the return value lands on the
+// syscall's own closing line, and on none when several calls ran.
+func TestReturnOnTheSyscall(t *testing.T) {
+	m, err := NewMachine(Config{FS: "memfs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	r := m.Record(Open("/tmp/hello", vfs.O_RDONLY))
+	var tops []kernel.TraceEntry
+	for _, e := range r.Tracer.Entries {
+		if e.Kind == kernel.TraceExit && e.Depth == 0 {
+			tops = append(tops, e)
+		}
+	}
+	if len(tops) != 1 || tops[0].Func != "do_sys_openat2" || !tops[0].HasRet || tops[0].Ret != r.Ret {
+		t.Errorf("top-level exits %+v, ret %d", tops, r.Ret)
+	}
+	var names []string
+	r = m.Record(Getdents("/tmp", &names))
+	for _, e := range r.Tracer.Entries {
+		if e.Kind == kernel.TraceExit && e.Depth == 0 && e.HasRet {
+			t.Errorf("%s got the listing's result %d", e.Func, e.Ret)
+		}
+	}
+	if len(names) != 3 {
+		t.Errorf("names %q", names)
+	}
+}
