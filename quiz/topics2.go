@@ -87,8 +87,11 @@ func ext4LeafRange(i int) string {
 func genHash(rng *rand.Rand, reverse bool) (*question, error) {
 	if rng.IntN(2) == 0 {
 		level := uint32(rng.IntN(4))
+		if reverse {
+			level += 2 // at least 4 buckets to choose from
+		}
 		name := randomName(rng)
-		setup := fmt.Sprintf("An f2fs directory, not casefolded nor encrypted, i_dir_level 0, whose levels 0..%d are full, so that __f2fs_find_entry searches level %d.", level, level)
+		setup := fmt.Sprintf("An f2fs directory, not casefolded nor encrypted, i_dir_level 0, current_depth %d: __f2fs_find_entry reads one bucket per level, level 0 first, until it finds the name.", level+1)
 		if !reverse {
 			p := PlaceF2fs(name, level, 0)
 			return &question{setup: setup,
@@ -124,10 +127,14 @@ func genHash(rng *rand.Rand, reverse bool) (*question, error) {
 			answer:  fmt.Sprintf("leaf %d %s: hash %08x, minor %08x", leaf, ext4LeafRange(leaf), h, mi),
 			explain: fmt.Sprintf("vfslab hash ext4 --version half_md4 --seed %x %x", Ext4QuizSeed, name)}, nil
 	}
-	leaf := rng.IntN(4)
 	var opts, ans, ex []string
 	for len(opts) < 4 {
 		opts = append(opts, randomName(rng))
+	}
+	// The leaf of one of the names, so that at least one answer is right.
+	_, _, leaf, err := PlaceExt4(opts[rng.IntN(len(opts))])
+	if err != nil {
+		return nil, err
 	}
 	for i, o := range opts {
 		h, _, l, err := PlaceExt4(o)
@@ -138,9 +145,6 @@ func genHash(rng *rand.Rand, reverse bool) (*question, error) {
 			ans = append(ans, fmt.Sprintf("(%c) %s", letters[i], o))
 		}
 		ex = append(ex, fmt.Sprintf("(%c) %q: hash %08x, leaf %d", letters[i], o, h, l))
-	}
-	if len(ans) == 0 {
-		ans = []string{"none of them"}
 	}
 	return &question{setup: setup,
 		ask:     fmt.Sprintf("Which of these names does dx_probe look for in leaf %d %s?%s", leaf, ext4LeafRange(leaf), choices(opts)),
