@@ -28,7 +28,8 @@ var layers = [][]string{
 	{"vfs"},
 	{"hooks"},
 	{"ext4", "f2fs", "memfs", "internal/fstestutil"},
-	{"sim", "tests", "tests/conformance"},
+	{"sim", "teach", "tests", "tests/conformance"},
+	{"quiz", "draw"},
 	{"cmd/vfslab"},
 }
 
