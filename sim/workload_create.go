@@ -8,8 +8,11 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fscrypt/fstest"
+	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -24,14 +27,18 @@ var (
 			"in one fresh casefolded, encrypted directory; one operation is the whole run",
 		Patch: f2fs.LookupPrealloc,
 		Params: []Param{
-			{Name: "fs", Default: "f2fs", Help: "f2fs or ext4"},
-			{Name: "n", Default: "2000", Help: "files created per operation"},
-			{Name: "lookup_mode", Default: "auto", Help: "f2fs lookup_mode= mount option: auto, perf (hash only) or compat"},
-			{Name: "hashonly", Default: "false", Help: "the superblock's no-compat-fallback encoding flag (mkfs.f2fs -C utf8:hashonly)"},
-			{Name: "casefold", Default: "true", Help: "casefold the directory (FS_CASEFOLD_FL)"},
-			{Name: "encrypt", Default: "true", Help: "encrypt the directory (v2 policy, AES-256-XTS/AES-256-CTS, key present)"},
+			{Name: "fs", Default: "f2fs", Help: "f2fs or ext4", Range: OneOf("f2fs", "ext4")},
+			{Name: "n", Default: "2000", Help: "files created per operation", Range: IntRange(1, maxCreateFiles)},
+			{Name: "lookup_mode", Default: "auto", Help: "f2fs lookup_mode= mount option: auto, perf (hash only) or compat", Range: OneOf("auto", "perf", "compat")},
+			{Name: "hashonly", Default: "false", Help: "the superblock's no-compat-fallback encoding flag (mkfs.f2fs -C utf8:hashonly)", Range: Bool},
+			{Name: "casefold", Default: "true", Help: "casefold the directory (FS_CASEFOLD_FL)", Range: Bool},
+			{Name: "encrypt", Default: "true", Help: "encrypt the directory (v2 policy, AES-256-XTS/AES-256-CTS, key present)", Range: Bool},
 		},
-		Setup: setupCreate,
+		// Each create also encrypts the name (fname.c) and opens the new
+		// file (fscrypt_file_open).
+		Exercises: []*patch.Patch{fscrypt.FnameOnstackPatch, hooks.FileOpenPatch},
+		MaxOps:    createMaxOps,
+		Setup:     setupCreate,
 	})
 	_ = Register(&Workload{
 		Name: "lookup",
@@ -39,16 +46,37 @@ var (
 			"(__f2fs_find_entry / __ext4_find_entry): a hashed hit or a miss that falls back to the linear search",
 		Patch: f2fs.LookupPrealloc,
 		Params: []Param{
-			{Name: "fs", Default: "f2fs", Help: "f2fs or ext4"},
-			{Name: "entries", Default: "1000", Help: "names in the directory (1000, 10000, 100000...)"},
-			{Name: "mode", Default: "miss", Help: "hit: existing names in another case (hashed); miss: absent names (linear fallback unless lookup_mode=perf)"},
-			{Name: "lookup_mode", Default: "auto", Help: "f2fs lookup_mode= for the lookups: auto, perf or compat"},
-			{Name: "casefold", Default: "true", Help: "casefold the directory"},
-			{Name: "encrypt", Default: "true", Help: "encrypt the directory (key present)"},
+			{Name: "fs", Default: "f2fs", Help: "f2fs or ext4", Range: OneOf("f2fs", "ext4")},
+			{Name: "entries", Default: "1000", Help: "names in the directory (1000, 10000, 100000...)", Range: IntRange(1, maxLookupEntries)},
+			{Name: "mode", Default: "miss", Help: "hit: existing names in another case (hashed); miss: absent names (linear fallback unless lookup_mode=perf)", Range: OneOf("hit", "miss")},
+			{Name: "lookup_mode", Default: "auto", Help: "f2fs lookup_mode= for the lookups: auto, perf or compat", Range: OneOf("auto", "perf", "compat")},
+			{Name: "casefold", Default: "true", Help: "casefold the directory", Range: Bool},
+			{Name: "encrypt", Default: "true", Help: "encrypt the directory (key present)", Range: Bool},
 		},
-		Setup: setupLookup,
+		// Each lookup encrypts the name it searches for (fname.c).
+		Exercises: []*patch.Patch{fscrypt.FnameOnstackPatch},
+		Setup:     setupLookup,
 	})
 )
+
+// Sizes the directory workloads accept: every file a timed run creates
+// stays until the next Reset (about 12 KiB of Go heap each, with its 4 KiB
+// of data), and a lookup directory of 10^6 names takes about 350 MB.
+const (
+	maxCreateFiles   = 100000
+	maxFilesPerRun   = 1 << 18
+	maxLookupEntries = 1000000
+)
+
+// createMaxOps is how many operations (of n files each) one worker's timed
+// run may hold so that a run holds at most maxFilesPerRun files.
+func createMaxOps(params map[string]string, threads int) int {
+	n, err := strconv.Atoi(params["n"])
+	if err != nil || n < 1 {
+		return 0
+	}
+	return maxFilesPerRun / (n * threads)
+}
 
 // dirParams are the parameters the directory workloads share.
 type dirParams struct {

@@ -29,8 +29,8 @@ var _ = Register(&Workload{
 	Summary: "will-it-scale open1_processes: each worker opens and closes its own file; all files in one shared directory /tmp",
 	Patch:   hooks.FileOpenPatch,
 	Params: []Param{
-		{Name: "fs", Default: "ext4", Help: "memfs, ext4 or f2fs"},
-		{Name: "parent", Default: "plain", Help: "plain, or encrypted: /tmp has a v2 policy (key present), so every variant takes the parent's reference"},
+		{Name: "fs", Default: "ext4", Help: "memfs, ext4 or f2fs", Range: OneOf("memfs", "ext4", "f2fs")},
+		{Name: "parent", Default: "plain", Help: "plain, or encrypted: /tmp has a v2 policy (key present), so every variant takes the parent's reference", Range: OneOf("plain", "encrypted")},
 	},
 	DefaultThreads: open1Threads(),
 	Setup:          setupOpen1,
