@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -66,15 +65,13 @@ func (r *Report) WriteBenchstat(w io.Writer) error {
 	procs := runtime.GOMAXPROCS(0)
 	for _, g := range r.Groups {
 		for _, m := range g.Measurements {
+			// Every event of the report on every line (0 where this
+			// variant counted none), so that benchstat compares them all;
+			// none for a variant without a counting run (interrupted).
 			ev := m.EventsPerOp()
 			var evs []string
 			if ev != nil {
-				keys := make([]string, 0, len(ev))
-				for k := range ev {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
+				for _, k := range events {
 					evs = append(evs, fmt.Sprintf("%.6g %s/op", ev[k], k))
 				}
 			}

@@ -36,19 +36,28 @@ const testRawKey = "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e
 
 // cryptExamples are the examples of `vfslab crypt --help`, each with its
 // output (TestCryptHelpExamples runs them).
-var cryptExamples = []struct{ cmd, out string }{
-	{"vfslab crypt keyid --master-key " + testRawKey, "69b2f6edeee720cce0577937eb8a6751"},
-	{"vfslab crypt fname --master-key " + testRawKey + " --nonce 000102030405060708090a0b0c0d0e0f 666f6f", "d7b3a9b1fda8cb6b0e6bb5b7e3ab3a0a"},
+var cryptExamples = []struct{ cmd, stdin, out string }{
+	{cmd: "vfslab crypt keyid --master-key " + testRawKey, out: "69b2f6edeee720cce0577937eb8a6751\n"},
+	{cmd: "vfslab crypt fname --master-key " + testRawKey + " --nonce 000102030405060708090a0b0c0d0e0f 666f6f",
+		out: "19f5ef064509ac90dcb5f29489bbf701\n"},
+	{cmd: "vfslab crypt fname --master-key " + testRawKey + " --nonce 000102030405060708090a0b0c0d0e0f -",
+		stdin: "61\n6262\n", out: "8baeca36c4a2f78de21c8cd1c535ca09\nb14f527b419a706febec444dc354f316\n"},
 }
 
+// cryptExampleText renders cryptExamples for --help.
 func cryptExampleText() string {
 	var b strings.Builder
-	b.WriteString("  # xfstests' TEST_RAW_KEY (common/encrypt: the 64 bytes 0x01..0x40)\n")
+	b.WriteString("  # the key identifier and encrypted names of \"foo\", \"a\" and \"bb\" under xfstests'\n")
+	b.WriteString("  # TEST_RAW_KEY (common/encrypt: the 64 bytes 0x01..0x40), v2 policy, AES-256-CTS-CBC\n")
 	for _, e := range cryptExamples {
-		fmt.Fprintf(&b, "  $ %s\n  %s\n", e.cmd, e.out)
+		b.WriteString("  $ ")
+		if e.stdin != "" {
+			fmt.Fprintf(&b, "printf '%s' | ", strings.ReplaceAll(e.stdin, "\n", "\\n"))
+		}
+		b.WriteString(e.cmd + "\n")
+		b.WriteString(indent(e.out))
 	}
-	b.WriteString("  $ printf '61\\n6262\\n' | vfslab crypt fname --master-key " + testRawKey[:16] + "... --nonce ... -")
-	return b.String()
+	return strings.TrimRight(b.String(), "\n")
 }
 
 const cryptLong = `A command-line twin of xfstests' fscrypt-crypt-util that runs the simulator's
@@ -298,8 +307,11 @@ func (c *cryptCmd) checkIno(flag string, ino uint64) error {
 	}
 	switch {
 	case ino == 0:
-		return fmt.Errorf("%s %d with an %s policy: no inode has number 0 (fscrypt_hash_inode_number: WARN_ON_ONCE(ci->ci_inode->i_ino == 0)): %w",
-			flag, ino, c.lblkName(), errno.EINVAL)
+		why := "the IV would hold inode number 0, which no ext4 or f2fs inode has"
+		if c.pol.Flags&fscrypt.PolicyFlagIVInoLblk64 == 0 {
+			why = "fscrypt_hash_inode_number: WARN_ON_ONCE(ci->ci_inode->i_ino == 0); no ext4 or f2fs inode has number 0"
+		}
+		return fmt.Errorf("%s 0 with an %s policy: %s: %w", flag, c.lblkName(), why, errno.EINVAL)
 	case ino > math.MaxUint32:
 		return fmt.Errorf("%s %d with an %s policy: the kernel allows these policies only on filesystems with 32-bit inode numbers "+
 			"(supported_iv_ino_lblk_policy; fscrypt_generate_iv: WARN_ON_ONCE(ci->ci_inode->i_ino > U32_MAX)): %w",

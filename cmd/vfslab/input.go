@@ -71,7 +71,7 @@ func hexInputs(what, arg string, stdin io.Reader, allowEmpty bool) ([]hexInput, 
 			return nil, err
 		}
 		if len(b) == 0 && !allowEmpty {
-			return nil, usagef("%s is empty", what)
+			return nil, usagef("%s is empty: want at least one byte of hex", what)
 		}
 		return []hexInput{{data: b}}, nil
 	}

@@ -155,6 +155,13 @@ func ratioCharts(runs []*reportRun) ([]htmlChart, error) {
 			name string
 			m    map[string]float64
 		}{{"measured, production", prod}, {"measured, slub_debug", debug}, {"seed's figure", seed}}
+		top := 1.0
+		for _, s := range series {
+			for _, v := range s.m {
+				top = math.Max(top, v)
+			}
+		}
+		p.Y.Max = top * 1.45 // room for the legend above the bars
 		w := vg.Points(14)
 		for i, s := range series {
 			vs := make(plotter.Values, len(variants))
@@ -222,6 +229,13 @@ func scalingCharts(runs []*reportRun) ([]htmlChart, error) {
 			p.Add(l, pts)
 			p.Legend.Add(v, l, pts)
 		}
+		top := 0.0
+		for _, xys := range byVariant {
+			for _, xy := range xys {
+				top = math.Max(top, xy.Y)
+			}
+		}
+		p.Y.Max = top * 1.35
 		p.Legend.Top = true
 		p.Legend.Left = true
 		svg, err := svgOf(p, 5*vg.Inch, 3.2*vg.Inch)
@@ -272,6 +286,13 @@ func eventCharts(runs []*reportRun) ([]htmlChart, error) {
 			p.Add(bc)
 			p.Legend.Add(m.Variant, bc)
 		}
+		top := 0.0
+		for _, m := range g.Measurements {
+			for _, e := range names {
+				top = math.Max(top, m.Events[e])
+			}
+		}
+		p.Y.Max = top * 1.3 // room for the legend above the bars
 		p.Legend.Top = true
 		p.NominalX(names...)
 		p.X.Tick.Label.Rotation = math.Pi / 6
