@@ -184,6 +184,9 @@ func checkConfig(cfg *Config, w *Workload, p *patch.Patch, params map[string]str
 		if len(threads) == 0 {
 			threads = w.DefaultThreads
 		}
+		if len(threads) == 0 {
+			threads = []int{1}
+		}
 		for _, nt := range threads {
 			maxOps := w.MaxOps(params, nt)
 			if maxOps < 1 {

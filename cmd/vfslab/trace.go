@@ -98,9 +98,9 @@ func newTraceCmd() *cobra.Command {
 	fs.StringVar(&f.patches, "patches", "", "patch variants as id=variant,... (e.g. fscrypt-file-open=v2)")
 	choiceFlag(fs, &f.fsType, "fs", "memfs", traceFilesystems, "root filesystem")
 	fs.BoolVar(&f.cold, "cold", false, "drop the unused dentries first, so that the walk asks the filesystem (->lookup)")
-	fs.BoolVar(&f.noKey, "no-key", false, "remove /secret's key first (names become no-key names)")
+	fs.BoolVar(&f.noKey, "no-key", false, "remove /secret's key first (names become no-key names; --nokey also works)")
 	fs.BoolVar(&f.noKey, "nokey", false, "the old spelling of --no-key")
-	fs.MarkDeprecated("nokey", "use --no-key")
+	fs.MarkHidden("nokey")
 	boolFlagNo(fs, &f.times, "times", true, "print each function's duration")
 	fs.BoolVar(&f.show, "events", false, "print the events the syscall counted")
 	return cmd
