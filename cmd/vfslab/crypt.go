@@ -108,11 +108,11 @@ func newCryptCmd() *cobra.Command {
 
 // cryptSub is one subcommand of crypt.
 type cryptSub struct {
-	name, args, short, long string
-	policy                  bool
-	arg                     string // the hex argument's name; "" for none
-	flags                   func(c *cryptCmd, fs *pflag.FlagSet)
-	run                     func(c *cryptCmd, inputs []hexInput, w io.Writer) error
+	name, args, short string
+	policy            bool
+	arg               string // the hex argument's name; "" for none
+	flags             func(c *cryptCmd, fs *pflag.FlagSet)
+	run               func(c *cryptCmd, inputs []hexInput, w io.Writer) error
 }
 
 var cryptSubs = []cryptSub{
