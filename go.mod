@@ -5,10 +5,15 @@ go 1.26.0
 require (
 	github.com/dchest/siphash v1.2.3
 	github.com/google/go-cmp v0.7.0
+	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	golang.org/x/crypto v0.59.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.48.0
 	golang.org/x/text v0.44.0
+	gonum.org/v1/plot v0.17.0
 	lukechampine.com/adiantum v1.1.1
 	pgregory.net/rapid v1.3.0
 )
@@ -24,10 +29,5 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/schollz/progressbar/v3 v3.19.1 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/image v0.46.0 // indirect
-	golang.org/x/term v0.48.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
 )

@@ -183,9 +183,13 @@ func (r *Report) WriteText(w io.Writer) error {
 			if len(m.MBPerSec) > 0 {
 				mbs = FormatNum(st.MBPerSec.Median)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%.2f\t\n",
+			km := "-" // no counting run (interrupted)
+			if m.Events != nil {
+				km = FormatNum(m.Kmallocs)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%s\t\n",
 				m.Variant, FormatNum(st.NsPerOp.Median), pct(st.NsPerOp), FormatNum(st.OpsPerSec.Median), mbs,
-				vs, p, st.AllocsPerOp.Median, st.BytesPerOp.Median, m.Kmallocs)
+				vs, p, st.AllocsPerOp.Median, st.BytesPerOp.Median, km)
 		}
 		tw.Flush()
 		names := map[string]bool{}
