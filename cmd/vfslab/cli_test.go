@@ -373,38 +373,51 @@ func TestProgressPlainLines(t *testing.T) {
 }
 
 // TestInterruptPrintsWhatWasMeasured: a run stopped (Ctrl-C cancels the
-// command's context) prints the runs measured so far and exits 130.
+// command's context) prints the runs measured so far and exits 130, for ab
+// and for report.
 func TestInterruptPrintsWhatWasMeasured(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw, _ := os.Pipe()
-	defer pr.Close()
-	// Cancel once the third timed run has been reported.
-	go func() {
-		buf := make([]byte, 1<<16)
-		seen := ""
-		for {
-			n, err := pr.Read(buf)
-			seen += string(buf[:n])
-			if strings.Count(seen, " run ") >= 3 || err != nil {
-				cancel()
-				return
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"ab", "v1kdf", "--count", "1000", "--runtime", "2ms"}, []string{"INTERRUPTED", "base"}},
+		{[]string{"report", "--patch", "fscrypt-v1-kdf", "--count", "1000", "--runtime", "2ms"}, []string{"Each variant against", "fscrypt-v1-kdf  v1kdf"}},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		pr, pw, _ := os.Pipe()
+		// Cancel once the fourth timed run has been reported.
+		go func() {
+			buf := make([]byte, 1<<16)
+			seen := ""
+			for {
+				n, err := pr.Read(buf)
+				seen += string(buf[:n])
+				if strings.Count(seen, " run ") >= 4 || err != nil {
+					cancel()
+					return
+				}
+			}
+		}()
+		var out bytes.Buffer
+		done := make(chan int)
+		go func() { done <- runContext(ctx, c.args, &out, pw) }()
+		var status int
+		select {
+		case status = <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%q did not stop after the interrupt", c.args)
+		}
+		pw.Close()
+		pr.Close()
+		cancel()
+		if status != interrupted {
+			t.Errorf("%q: status %d, want %d", c.args, status, interrupted)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%q: stdout lacks %q:\n%s", c.args, w, out.String())
 			}
 		}
-	}()
-	var out bytes.Buffer
-	done := make(chan int)
-	go func() {
-		done <- runContext(ctx, []string{"ab", "v1kdf", "--count", "1000", "--runtime", "2ms"}, &out, pw)
-	}()
-	var status int
-	select {
-	case status = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("ab did not stop after the interrupt")
-	}
-	pw.Close()
-	if status != interrupted || !strings.Contains(out.String(), "INTERRUPTED") || !strings.Contains(out.String(), "base") {
-		t.Errorf("status %d, stdout:\n%s", status, out.String())
 	}
 }
 

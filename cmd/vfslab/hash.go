@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/ext4"
@@ -105,16 +106,27 @@ type hashCmd struct {
 // hashFilesystems are the filesystems whose hashes hash computes.
 var hashFilesystems = []string{"ext4", "f2fs"}
 
-// hashFsByName is hash's one decision of which filesystem a name means:
-// the function that hashes one name as that filesystem does.
-func hashFsByName(name string) (func(c *hashCmd, t *kernel.Task, name []byte, key *[2]uint64, um *fsunicode.Map) (string, error), bool) {
+// hashFS is what hash knows of one filesystem: its own flags and the
+// function that hashes one name as that filesystem does.
+type hashFS struct {
+	flags func(c *hashCmd, fs *pflag.FlagSet)
+	hash  func(c *hashCmd, t *kernel.Task, name []byte, key *[2]uint64, um *fsunicode.Map) (string, error)
+	check func(c *hashCmd, key *[2]uint64) error // the flags, before any name is hashed
+}
+
+// hashFsByName is hash's one decision of which filesystem a name means.
+func hashFsByName(name string) (hashFS, bool) {
 	switch name {
 	case "ext4":
-		return (*hashCmd).ext4, true
+		return hashFS{flags: func(c *hashCmd, fs *pflag.FlagSet) {
+			fs.StringVar(&c.version, "version", "", "hash version (required): "+strings.Join(hashVersionNames(), ", ")+" or 0-6")
+			fs.StringVar(&c.seed, "seed", "", "s_hash_seed, 16 bytes hex (a UUID's dashes allowed)")
+		}, hash: (*hashCmd).ext4, check: (*hashCmd).checkExt4}, true
 	case "f2fs":
-		return (*hashCmd).f2fs, true
+		return hashFS{flags: func(*hashCmd, *pflag.FlagSet) {}, hash: (*hashCmd).f2fs,
+			check: func(*hashCmd, *[2]uint64) error { return nil }}, true
 	}
-	return nil, false
+	return hashFS{}, false
 }
 
 func newHashCmd() *cobra.Command {
@@ -136,24 +148,16 @@ func newHashCmd() *cobra.Command {
 
 func newHashFsCmd(fsName string) *cobra.Command {
 	c := &hashCmd{fsName: fsName}
+	hfs, _ := hashFsByName(fsName)
 	cmd := &cobra.Command{
 		Use:   fsName + " [flags] NAME_HEX|-",
 		Short: "the " + fsName + " directory hash of a name",
 		Long:  hashLong,
 		Args:  exactArgs(1, "NAME_HEX (or - for one per line on stdin)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			hashOne, ok := hashFsByName(c.fsName)
-			if !ok {
-				return usagef("unknown filesystem %q; want one of %s", c.fsName, strings.Join(hashFilesystems, ", "))
-			}
-			return c.run(cmd, args[0], hashOne)
-		},
+		RunE:  func(cmd *cobra.Command, args []string) error { return c.run(cmd, args[0], hfs) },
 	}
 	fs := cmd.Flags()
-	if fsName == "ext4" {
-		fs.StringVar(&c.version, "version", "", "hash version (required): "+strings.Join(hashVersionNames(), ", ")+" or 0-6")
-		fs.StringVar(&c.seed, "seed", "", "s_hash_seed, 16 bytes hex (a UUID's dashes allowed)")
-	}
+	hfs.flags(c, fs)
 	fs.BoolVar(&c.casefold, "casefold", false, "fold the name as a casefolded directory does")
 	fs.StringVar(&c.sipKey, "dirhash-key", "", "fscrypt dirhash key, 16 bytes hex")
 	return cmd
@@ -161,7 +165,7 @@ func newHashFsCmd(fsName string) *cobra.Command {
 
 // run checks the flags, then hashes the name (or every line of stdin)
 // inside the simulator boundary.
-func (c *hashCmd) run(cmd *cobra.Command, arg string, hashOne func(*hashCmd, *kernel.Task, []byte, *[2]uint64, *fsunicode.Map) (string, error)) error {
+func (c *hashCmd) run(cmd *cobra.Command, arg string, hfs hashFS) error {
 	stdout := cmd.OutOrStdout()
 	var key *[2]uint64
 	if c.sipKey != "" {
@@ -171,10 +175,8 @@ func (c *hashCmd) run(cmd *cobra.Command, arg string, hashOne func(*hashCmd, *ke
 		}
 		key = &[2]uint64{binary.LittleEndian.Uint64(kb), binary.LittleEndian.Uint64(kb[8:])}
 	}
-	if c.fsName == "ext4" {
-		if err := c.checkExt4(key); err != nil {
-			return err
-		}
+	if err := hfs.check(c, key); err != nil {
+		return err
 	}
 	inputs, err := hexInputs("NAME_HEX", arg, hashStdin, true)
 	if err != nil {
@@ -190,7 +192,7 @@ func (c *hashCmd) run(cmd *cobra.Command, arg string, hashOne func(*hashCmd, *ke
 		}
 	}
 	for _, in := range inputs {
-		out, err := guarded(t, func() (string, error) { return hashOne(c, t, in.data, key, um) })
+		out, err := guarded(t, func() (string, error) { return hfs.hash(c, t, in.data, key, um) })
 		if err != nil {
 			return in.wrap(&kernelError{err, kernelLog(k)})
 		}
