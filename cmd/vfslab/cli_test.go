@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/vfslab/vfslab/sim"
 )
 
@@ -28,7 +30,7 @@ func cli(t *testing.T, stdin string, args ...string) (stdout, stderr string, sta
 // noStackTrace fails when output looks like a Go panic.
 func noStackTrace(t *testing.T, args []string, s string) {
 	t.Helper()
-	for _, bad := range []string{"goroutine ", "panic:", "runtime error", ".go:"} {
+	for _, bad := range []string{"goroutine ", "panic:", ".go:"} {
 		if strings.Contains(s, bad) {
 			t.Errorf("%q: output holds %q:\n%s", args, bad, s)
 		}
@@ -477,5 +479,23 @@ func TestReportText(t *testing.T) {
 			t.Errorf("header names %q twice:\n%s", col, s)
 		}
 		seen[col] = true
+	}
+}
+
+// TestPanicIsOneLine: a Go panic that escaped every simulator boundary is
+// one line on stderr and status 1, not a stack trace.
+func TestPanicIsOneLine(t *testing.T) {
+	extraCommands = append(extraCommands, func() *cobra.Command {
+		return &cobra.Command{Use: "zz-panic", Hidden: true, RunE: func(*cobra.Command, []string) error {
+			var s []int
+			_ = s[len(s)+2] // index out of range
+			return nil
+		}}
+	})
+	defer func() { extraCommands = extraCommands[:len(extraCommands)-1] }()
+	out, errs, status := cli(t, "", "zz-panic")
+	noStackTrace(t, []string{"zz-panic"}, out+errs)
+	if status != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "internal error:") || !strings.Contains(errs, "index out of range") {
+		t.Errorf("status %d, stderr %q", status, errs)
 	}
 }

@@ -164,8 +164,15 @@ printing what was measured).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.AddCommand(newReportCmd(), newABCmd(), newTraceCmd(), newCryptCmd(), newHashCmd(), newDumpCmd(), newPatchesCmd())
+	for _, c := range extraCommands {
+		root.AddCommand(c())
+	}
 	return root
 }
+
+// extraCommands are added to the tree after the real ones (tests add a
+// command that panics, to check the last line of defence).
+var extraCommands []func() *cobra.Command
 
 // version is the module's build information: its version (or "(devel)"),
 // the VCS revision and time the binary was built from, and the Go
