@@ -374,6 +374,19 @@ func TestProgressPlainLines(t *testing.T) {
 	}
 }
 
+// TestProgressNeverSilent: a phase that lasts is followed by "still
+// running" lines (every 30 s; here every 20 ms, during the setup of a
+// directory of 5000 names).
+func TestProgressNeverSilent(t *testing.T) {
+	old := stillEvery
+	stillEvery = 20 * time.Millisecond
+	defer func() { stillEvery = old }()
+	_, errs, status := cli(t, "", "ab", "lookup", "--param", "entries=5000", "--variants", "base", "--ops", "1", "--count", "1")
+	if status != 0 || !regexp.MustCompile(`lookup f2fs-lookup-prealloc=base T=1: setting up: still running after \d+s`).MatchString(errs) {
+		t.Errorf("status %d, progress:\n%s", status, errs)
+	}
+}
+
 // TestInterruptPrintsWhatWasMeasured: a run stopped (Ctrl-C cancels the
 // command's context) prints the runs measured so far and exits 130, for ab
 // and for report.
