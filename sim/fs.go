@@ -14,6 +14,19 @@ import (
 	_ "github.com/vfslab/vfslab/memfs"
 )
 
+// fsRange is the fs parameter's range: the registered filesystems
+// (devOnly: those on a block device), as they are when the workloads
+// register, after the filesystems' own init.
+func fsRange(devOnly bool) Range {
+	var names []string
+	for _, f := range vfs.Filesystems() {
+		if f.RequiresDev || !devOnly {
+			names = append(names, f.Name)
+		}
+	}
+	return OneOf(names...)
+}
+
 // fsType looks up the registered filesystem a workload's fs parameter
 // names; devOnly refuses the types without a block device.
 func fsType(name string, devOnly bool) (*vfs.FileSystemType, error) {

@@ -94,20 +94,27 @@ func HeadlineFor(id string) (*Headline, error) {
 // ReportRow is one line of the headline report: a variant's measured speed
 // ratio to the base beside the seed's.
 type ReportRow struct {
-	Patch     string   `json:"patch"`
-	Workload  string   `json:"workload"`
-	Threads   int      `json:"threads"`
-	Variant   string   `json:"variant"`
-	Metric    string   `json:"metric"`
-	Base      float64  `json:"base"`
-	Value     float64  `json:"value"`
-	Ratio     float64  `json:"ratio"`
-	P         float64  `json:"p"`
-	SeedRatio *float64 `json:"seed_ratio,omitempty"`
-	Seed      string   `json:"seed"`
-	Kmallocs  float64  `json:"kmallocs_per_op"`
-	Params    string   `json:"params,omitempty"`
-	Bugs      int      `json:"bugs,omitempty"`
+	Patch       string   `json:"patch"`
+	Workload    string   `json:"workload"`
+	SlubDebug   bool     `json:"slub_debug"`
+	Threads     int      `json:"threads"`
+	Variant     string   `json:"variant"`
+	Metric      string   `json:"metric"`
+	Base        float64  `json:"base"`
+	Value       float64  `json:"value"`
+	Ratio       float64  `json:"ratio"`
+	P           float64  `json:"p"`
+	Significant bool     `json:"significant"`
+	SeedRatio   *float64 `json:"seed_ratio,omitempty"`
+	Seed        string   `json:"seed"`
+	Kmallocs    float64  `json:"kmalloc_per_op"`
+	BaseKmalloc float64  `json:"base_kmalloc_per_op"`
+	Params      string   `json:"params,omitempty"`
+	Bugs        int      `json:"bugs,omitempty"`
+	Runs        int      `json:"runs"`
+	// Command is the vfslab ab command line that measures the row, set by
+	// the caller that knows how it ran.
+	Command string `json:"command"`
 }
 
 // Run runs h's workload on every variant of h's patch, with seed 1 and the
@@ -121,27 +128,35 @@ func (h *Headline) Run(cfg Config) ([]ReportRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	return h.Rows(rep, cfg.SlubDebug), nil
+}
+
+// Rows turns a report of h's run into the headline's rows: every variant
+// but the base at every thread count, with the seed's ratio where it gave
+// one.
+func (h *Headline) Rows(rep *Report, slubDebug bool) []ReportRow {
 	var rows []ReportRow
 	for _, g := range rep.Groups {
 		base := g.Measurements[0]
 		bst := base.Stats(nil)
 		for _, m := range g.Measurements[1:] {
 			st := m.Stats(base)
-			row := ReportRow{Patch: h.Patch.ID, Workload: h.workload.Name, Threads: g.Threads, Variant: m.Variant,
-				Metric: h.Metric, Seed: h.Seed, Kmallocs: m.Kmallocs, Bugs: len(m.Bugs), Params: paramString(rep.Params)}
+			row := ReportRow{Patch: h.Patch.ID, Workload: h.workload.Name, SlubDebug: slubDebug, Threads: g.Threads,
+				Variant: m.Variant, Metric: h.Metric, Seed: h.Seed, Kmallocs: m.Kmallocs, BaseKmalloc: base.Kmallocs,
+				Bugs: len(m.Bugs), Params: paramString(rep.Params), Runs: len(m.NsPerOp)}
 			if h.Metric == MetricMB {
 				row.Base, row.Value = bst.MBPerSec.Median, st.MBPerSec.Median
 			} else {
 				row.Base, row.Value = bst.OpsPerSec.Median, st.OpsPerSec.Median
 			}
-			row.Ratio, row.P = st.OpsPerSec.Ratio, st.OpsPerSec.P
+			row.Ratio, row.P, row.Significant = st.OpsPerSec.Ratio, st.OpsPerSec.P, st.OpsPerSec.Significant
 			if r, ok := h.SeedRatios[m.Variant]; ok && !math.IsNaN(r) {
 				row.SeedRatio = &r
 			}
 			rows = append(rows, row)
 		}
 	}
-	return rows, nil
+	return rows
 }
 
 // paramString renders workload parameters as sorted "k=v" pairs.

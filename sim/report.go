@@ -21,8 +21,11 @@ type Report struct {
 	Params   map[string]string `json:"params,omitempty"`
 	Count    int               `json:"count"`
 	// SlubDebug is true when the allocator ran in slub_debug mode.
-	SlubDebug bool     `json:"slub_debug,omitempty"`
-	Groups    []*Group `json:"groups"`
+	SlubDebug bool `json:"slub_debug,omitempty"`
+	// Interrupted is true when Run was stopped (Ctrl-C) before the end:
+	// the last group may lack variants, runs and the counting run.
+	Interrupted bool     `json:"interrupted,omitempty"`
+	Groups      []*Group `json:"groups"`
 }
 
 // Group holds the measurements of every variant at one thread count.
@@ -127,35 +130,6 @@ func (g *Group) Ratio(variant string) float64 {
 	return math.NaN()
 }
 
-// jsonMeasurement is a Measurement with its summaries, for JSON output.
-type jsonMeasurement struct {
-	*Measurement
-	Stats Stats `json:"stats"`
-}
-
-// WriteJSON writes the report, with every raw sample and its summaries, as
-// indented JSON.
-func (r *Report) WriteJSON(w io.Writer) error {
-	type group struct {
-		Threads  int               `json:"threads"`
-		Variants []jsonMeasurement `json:"variants"`
-	}
-	out := struct {
-		*Report
-		Groups []group `json:"groups"`
-	}{Report: r}
-	for _, g := range r.Groups {
-		jg := group{Threads: g.Threads}
-		for _, m := range g.Measurements {
-			jg.Variants = append(jg.Variants, jsonMeasurement{m, m.Stats(g.Measurements[0])})
-		}
-		out.Groups = append(out.Groups, jg)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
-}
-
 // WriteText writes the report as aligned tables, one per thread count:
 // timing medians with their confidence interval, the change against the
 // base with benchstat's p-value, and the per-operation event counts.
@@ -180,8 +154,15 @@ func (r *Report) WriteText(w io.Writer) error {
 		sort.Strings(ps)
 		fmt.Fprintf(w, "params %s\n", strings.Join(ps, " "))
 	}
+	if op := opSummary(r.Workload); op != "" {
+		fmt.Fprintf(w, "1 op = %s\n", op)
+	}
+	fmt.Fprintln(w, "ns/op = wall time / all workers' ops (Go's convention; one worker's latency is ns/op x threads)")
+	if r.Interrupted {
+		fmt.Fprintln(w, "INTERRUPTED: the figures below are the runs measured before the interrupt; the last thread count may lack runs and events")
+	}
 	for _, g := range r.Groups {
-		fmt.Fprintf(w, "\nthreads=%d  ops/worker/run=%d\n", g.Threads, g.Measurements[0].Ops)
+		fmt.Fprintf(w, "\nthreads=%d  ops/worker/run=%d  runs=%d\n", g.Threads, g.Measurements[0].Ops, len(g.Measurements[0].NsPerOp))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "variant\tns/op\t±\tops/s\tMB/s\tvs base\tp\tallocs/op\tB/op\tkmalloc/op\t")
 		base := g.Measurements[0]
@@ -202,9 +183,13 @@ func (r *Report) WriteText(w io.Writer) error {
 			if len(m.MBPerSec) > 0 {
 				mbs = FormatNum(st.MBPerSec.Median)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%.2f\t\n",
+			km := "-" // no counting run (interrupted)
+			if m.Events != nil {
+				km = FormatNum(m.Kmallocs)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%s\t\n",
 				m.Variant, FormatNum(st.NsPerOp.Median), pct(st.NsPerOp), FormatNum(st.OpsPerSec.Median), mbs,
-				vs, p, st.AllocsPerOp.Median, st.BytesPerOp.Median, m.Kmallocs)
+				vs, p, st.AllocsPerOp.Median, st.BytesPerOp.Median, km)
 		}
 		tw.Flush()
 		names := map[string]bool{}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -29,11 +30,14 @@ type Config struct {
 	Threads []int
 	// Ops is the number of operations per worker in one timed run; 0 means
 	// calibrate on the first variant so that a run lasts about RunTime.
+	// At most MaxOps (and the workload's MaxOps).
 	Ops int
-	// RunTime is the calibration target for one timed run (default 200ms).
+	// RunTime is the calibration target for one timed run (default 200ms,
+	// at most MaxRunTime).
 	RunTime time.Duration
-	// Count is the number of timed runs per variant (default 10), run
-	// interleaved (A B A B ...) so that drift affects every variant alike.
+	// Count is the number of timed runs per variant (default 10, at most
+	// MaxCount), run interleaved (A B A B ...) so that drift affects every
+	// variant alike.
 	Count int
 	// CountOps is the number of operations per worker in the counting run
 	// (default min(Ops, 2000)).
@@ -42,8 +46,12 @@ type Config struct {
 	Seed uint64
 	// Params are workload parameter values.
 	Params map[string]string
-	// Progress, if not nil, receives one line per run.
+	// Progress, if not nil, receives one line per phase (setup,
+	// calibration, each timed run, each counting run).
 	Progress io.Writer
+	// OnProgress, if not nil, is called as each phase starts and as each
+	// timed run ends, from the goroutine that called Run.
+	OnProgress func(ProgressEvent)
 	// SlubDebug runs every system with the allocator in slub_debug mode
 	// (kernel.Kernel.SlubDebug), like the debug kernels the seeds measured.
 	SlubDebug bool
@@ -58,7 +66,7 @@ type Measurement struct {
 	Threads int
 	Ops     int // operations per worker per timed run
 	// Per timed run:
-	NsPerOp     []float64 // wall time / operations per worker: latency seen by one worker
+	NsPerOp     []float64 // wall time / all workers' operations, as Go's testing counts ns/op (1e9 / OpsPerSec)
 	OpsPerSec   []float64 // total operations / wall time: throughput
 	AllocsPerOp []float64 // Go heap allocations per operation (runtime.MemStats)
 	BytesPerOp  []float64 // Go heap bytes per operation
@@ -78,10 +86,24 @@ type Measurement struct {
 	Bugs []string
 }
 
+// Limits of a Config, checked before anything runs.
+const (
+	MaxThreads = 1024
+	MaxCount   = 1000
+	MaxOps     = 1 << 30
+	MaxRunTime = time.Hour
+)
+
 // Run measures every variant of cfg.Patch on cfg.Workload at each thread
 // count. It returns the measurements grouped by thread count, variants in
-// the order asked.
-func Run(cfg Config) (*Report, error) {
+// the order asked. A Config out of range is a *ConfigError, returned
+// before any system is set up.
+func Run(cfg Config) (*Report, error) { return RunContext(context.Background(), cfg) }
+
+// RunContext is Run stopping between phases once ctx is done: it then
+// returns the report of what was measured so far (Interrupted set, timed
+// runs only for the interrupted thread count) with ctx's error.
+func RunContext(ctx context.Context, cfg Config) (*Report, error) {
 	w := cfg.Workload
 	if w == nil {
 		return nil, fmt.Errorf("sim: no workload")
@@ -90,8 +112,11 @@ func Run(cfg Config) (*Report, error) {
 	if p == nil {
 		p = w.Patch
 	}
-	params, err := w.resolveParams(cfg.Params)
+	params, err := w.ResolveParams(cfg.Params)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkConfig(&cfg, w, p, params); err != nil {
 		return nil, err
 	}
 	if cfg.Base, err = w.applyPatchParams(cfg.Params, params, cfg.Base, p); err != nil {
@@ -120,27 +145,25 @@ func Run(cfg Config) (*Report, error) {
 	if len(threads) == 0 {
 		threads = []int{1}
 	}
-	if cfg.Count <= 0 {
-		cfg.Count = 10
-	}
-	if cfg.RunTime <= 0 {
-		cfg.RunTime = 200 * time.Millisecond
-	}
 	rep := &Report{Workload: w.Name, Seed: cfg.Seed, Params: params, Count: cfg.Count}
 	if p != nil {
 		rep.Patch = p.ID
 	}
 	rep.Base = cfg.Base.Changed()
 	rep.SlubDebug = cfg.SlubDebug
+	pr := &progress{cfg: &cfg, w: w, steps: len(threads) * stepsPerGroup(&cfg, len(variants))}
 	for _, nt := range threads {
-		if nt <= 0 {
-			return nil, fmt.Errorf("sim: bad thread count %d", nt)
+		group, err := runThreads(ctx, pr, cfg, w, params, variants, sets, nt)
+		if group != nil && len(group.Measurements) > 0 {
+			rep.Groups = append(rep.Groups, group)
 		}
-		group, err := runThreads(cfg, w, params, variants, sets, nt)
 		if err != nil {
+			if ctx.Err() != nil && err == ctx.Err() {
+				rep.Interrupted = true
+				return rep, err
+			}
 			return nil, err
 		}
-		rep.Groups = append(rep.Groups, group)
 	}
 	return rep, nil
 }
@@ -214,7 +237,7 @@ func (s *system) timed(n int, start int) (time.Duration, error) {
 	return d, nil
 }
 
-func runThreads(cfg Config, w *Workload, params map[string]string, variants []string, sets []patch.Set, nt int) (*Group, error) {
+func runThreads(ctx context.Context, pr *progress, cfg Config, w *Workload, params map[string]string, variants []string, sets []patch.Set, nt int) (*Group, error) {
 	g := &Group{Threads: nt}
 	syss := make([]*system, len(variants))
 	defer func() {
@@ -225,6 +248,10 @@ func runThreads(cfg Config, w *Workload, params map[string]string, variants []st
 		}
 	}()
 	for i := range variants {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pr.emit(ProgressEvent{Phase: PhaseSetup, Variant: variants[i], Threads: nt})
 		s, err := setup(cfg, w, params, sets[i], nt, false)
 		if err != nil {
 			return nil, err
@@ -233,8 +260,16 @@ func runThreads(cfg Config, w *Workload, params map[string]string, variants []st
 	}
 	ops := cfg.Ops
 	if ops <= 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pr.emit(ProgressEvent{Phase: PhaseCalibrate, Variant: variants[0], Threads: nt})
+		maxOps := MaxOps
+		if w.MaxOps != nil {
+			maxOps = w.MaxOps(params, nt)
+		}
 		var err error
-		if ops, err = calibrate(syss[0], cfg.RunTime); err != nil {
+		if ops, err = calibrate(syss[0], cfg.RunTime, maxOps); err != nil {
 			return nil, fmt.Errorf("%s %s T=%d: %w", w.Name, variants[0], nt, err)
 		}
 	}
@@ -245,6 +280,10 @@ func runThreads(cfg Config, w *Workload, params map[string]string, variants []st
 	next := make([]int, len(variants)) // operation index each system is at
 	for r := 0; r < cfg.Count; r++ {
 		for i, s := range syss {
+			if err := ctx.Err(); err != nil {
+				g.Measurements = measured(ms)
+				return g, err
+			}
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
@@ -261,20 +300,23 @@ func runThreads(cfg Config, w *Workload, params map[string]string, variants []st
 			}
 			total := float64(ops * nt)
 			m := ms[i]
-			m.NsPerOp = append(m.NsPerOp, float64(d.Nanoseconds())/float64(ops))
+			m.NsPerOp = append(m.NsPerOp, float64(d.Nanoseconds())/total)
 			m.OpsPerSec = append(m.OpsPerSec, total/d.Seconds())
 			m.AllocsPerOp = append(m.AllocsPerOp, float64(after.Mallocs-before.Mallocs)/total)
 			m.BytesPerOp = append(m.BytesPerOp, float64(after.TotalAlloc-before.TotalAlloc)/total)
 			if sz, ok := s.inst.(Sizer); ok {
 				m.MBPerSec = append(m.MBPerSec, total*float64(sz.BytesPerOp())/d.Seconds()/1e6)
 			}
-			if cfg.Progress != nil {
-				fmt.Fprintf(cfg.Progress, "%s %s=%s T=%d run %d/%d: %.1f ns/op %.0f ops/s\n",
-					w.Name, rep(cfg, w), variants[i], nt, r+1, cfg.Count, m.NsPerOp[r], m.OpsPerSec[r])
-			}
+			pr.emit(ProgressEvent{Phase: PhaseRun, Variant: variants[i], Threads: nt, Run: r + 1, Runs: cfg.Count,
+				NsPerOp: m.NsPerOp[r], OpsPerSec: m.OpsPerSec[r]})
 		}
 	}
 	for i := range variants {
+		if err := ctx.Err(); err != nil {
+			g.Measurements = ms
+			return g, err
+		}
+		pr.emit(ProgressEvent{Phase: PhaseCount, Variant: variants[i], Threads: nt})
 		if err := countingRun(cfg, w, params, sets[i], nt, ops, ms[i]); err != nil {
 			return nil, err
 		}
@@ -302,8 +344,9 @@ func (s *system) reset() error {
 }
 
 // calibrate finds an operation count per worker that makes a timed run last
-// about target, as testing.B does. Only a failing Reset is an error.
-func calibrate(s *system, target time.Duration) (int, error) {
+// about target, as testing.B does, and at most maxOps. Only a failing Reset
+// is an error.
+func calibrate(s *system, target time.Duration, maxOps int) (int, error) {
 	n, done := 1, 0
 	for {
 		d, _ := s.timed(n, done)
@@ -311,7 +354,7 @@ func calibrate(s *system, target time.Duration) (int, error) {
 		if err := s.reset(); err != nil {
 			return 0, fmt.Errorf("reset: %w", err)
 		}
-		if d >= target || n >= 1<<30 {
+		if d >= target || n >= maxOps {
 			return n, nil
 		}
 		// Aim 20% past the target, growing at most 100x per step.
@@ -324,7 +367,7 @@ func calibrate(s *system, target time.Duration) (int, error) {
 		if next <= n {
 			next = n + 1
 		}
-		n = next
+		n = min(next, maxOps)
 	}
 }
 

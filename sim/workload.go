@@ -15,6 +15,7 @@ package sim
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/vfslab/vfslab/kernel"
@@ -30,8 +31,20 @@ type Workload struct {
 	// Patch is the patch whose variants the workload is meant to compare;
 	// Run compares its variants unless told otherwise.
 	Patch *patch.Patch
-	// Params lists the workload's parameters with their defaults and help.
+	// Params lists the workload's parameters with their defaults, help and
+	// accepted ranges.
 	Params []Param
+	// Exercises lists the other patches whose code an operation runs, so
+	// that Run may compare their variants on this workload too; a patch
+	// neither here nor Patch is refused (its variants would all measure
+	// the same code).
+	Exercises []*patch.Patch
+	// MaxOps, if not nil, is the most operations per worker one timed run
+	// may hold for these parameter values and worker count (an operation
+	// that leaves state behind until the next Reset, as create's files
+	// do); 0 means that not even one operation fits. Run refuses Ops
+	// above it and calibration stops there.
+	MaxOps func(params map[string]string, threads int) int
 	// DefaultThreads is the thread counts run when none are given (nil: 1).
 	DefaultThreads []int
 	// Setup builds one system for env and returns it. It runs once per
@@ -55,6 +68,89 @@ type Param struct {
 	// error; with no value given, a non-base variant in Config.Base wins
 	// over Default.
 	Patch *patch.Patch
+	// Range is what values the parameter accepts; Run checks every value
+	// against it before any system is set up.
+	Range Range
+}
+
+// Range is the set of values a parameter accepts: one of Words, or an
+// integer in [Min, Max] when Max > 0. A range with neither accepts any
+// text, which Desc then describes (a mount option string, checked by the
+// filesystem when it mounts).
+type Range struct {
+	Min, Max int64
+	Words    []string
+	Desc     string
+}
+
+// Text accepts any value, which something after Run checks; desc says what
+// it is.
+func Text(desc string) Range { return Range{Desc: desc} }
+
+// IntRange accepts the integers min..max.
+func IntRange(min, max int64) Range { return Range{Min: min, Max: max} }
+
+// OneOf accepts exactly the words given.
+func OneOf(words ...string) Range { return Range{Words: words} }
+
+// Bool accepts true and false.
+var Bool = OneOf("true", "false")
+
+// Check reports whether v is in the range; the error says what is.
+func (r Range) Check(v string) error {
+	for _, w := range r.Words {
+		if v == w {
+			return nil
+		}
+	}
+	if r.Max > 0 {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= r.Min && n <= r.Max {
+			return nil
+		}
+	}
+	if r.Max == 0 && len(r.Words) == 0 {
+		return nil
+	}
+	return fmt.Errorf("want %s", r)
+}
+
+// String describes the range: "1..1000000", "f2fs|ext4", "1-255|1..255".
+func (r Range) String() string {
+	var parts []string
+	parts = append(parts, r.Words...)
+	if r.Max > 0 {
+		parts = append(parts, fmt.Sprintf("%d..%d", r.Min, r.Max))
+	}
+	if len(parts) == 0 {
+		if r.Desc != "" {
+			return r.Desc
+		}
+		return "any"
+	}
+	return strings.Join(parts, "|")
+}
+
+// ConfigError is a Config that Run refuses before it starts: a parameter,
+// patch, variant, thread or operation count out of range. Field names what
+// is wrong as the CLI spells it ("--param n", "--threads").
+type ConfigError struct {
+	Field string
+	Msg   string
+}
+
+func (e *ConfigError) Error() string { return e.Field + ": " + e.Msg }
+
+// Exercised reports whether an operation of w runs the code of patch p.
+func (w *Workload) Exercised(p *patch.Patch) bool {
+	if p == w.Patch {
+		return true
+	}
+	for _, x := range w.Exercises {
+		if x == p {
+			return true
+		}
+	}
+	return false
 }
 
 // Env is what a workload's Setup gets: the machine (whose patch set,
@@ -142,6 +238,22 @@ func Workloads() []*Workload {
 		ws = append(ws, workloads[n])
 	}
 	return ws
+}
+
+// ResolveParams merges values over w's defaults and checks each against
+// its Range; an unknown name or a value out of range is a *ConfigError
+// that lists what is valid.
+func (w *Workload) ResolveParams(values map[string]string) (map[string]string, error) {
+	out, err := w.resolveParams(values)
+	if err != nil {
+		return nil, &ConfigError{Field: "--param", Msg: err.Error()}
+	}
+	for _, p := range w.Params {
+		if err := p.Range.Check(out[p.Name]); err != nil {
+			return nil, &ConfigError{Field: "--param " + p.Name + "=" + out[p.Name], Msg: err.Error()}
+		}
+	}
+	return out, nil
 }
 
 // resolveParams merges values over w's defaults; unknown names are errors

@@ -9,7 +9,9 @@ import (
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fscrypt/bare"
+	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -24,14 +26,18 @@ var (
 			"in one fresh casefolded, encrypted directory; one operation is the whole run",
 		Patch: f2fs.LookupPrealloc,
 		Params: []Param{
-			{Name: "fs", Default: "f2fs", Help: "a registered filesystem on a block device (f2fs, ext4)"},
-			{Name: "n", Default: "2000", Help: "files created per operation"},
-			{Name: "mount", Default: "", Help: "the mount's option string, e.g. lookup_mode=perf (f2fs: auto, perf (hash only) or compat)"},
-			{Name: "hashonly", Default: "false", Help: "the superblock's no-compat-fallback encoding flag (mkfs.f2fs -C utf8:hashonly)"},
-			{Name: "casefold", Default: "true", Help: "casefold the directory (FS_CASEFOLD_FL)"},
-			{Name: "encrypt", Default: "true", Help: "encrypt the directory (v2 policy, AES-256-XTS/AES-256-CTS, key present)"},
+			{Name: "fs", Default: "f2fs", Help: "a registered filesystem on a block device (" + fsRange(true).String() + ")", Range: fsRange(true)},
+			{Name: "n", Default: "2000", Help: "files created per operation", Range: IntRange(1, maxCreateFiles)},
+			{Name: "mount", Default: "", Help: "the mount's option string, e.g. lookup_mode=perf (f2fs: auto, perf (hash only) or compat)", Range: Text("mount options")},
+			{Name: "hashonly", Default: "false", Help: "the superblock's no-compat-fallback encoding flag (mkfs.f2fs -C utf8:hashonly)", Range: Bool},
+			{Name: "casefold", Default: "true", Help: "casefold the directory (FS_CASEFOLD_FL)", Range: Bool},
+			{Name: "encrypt", Default: "true", Help: "encrypt the directory (v2 policy, AES-256-XTS/AES-256-CTS, key present)", Range: Bool},
 		},
-		Setup: setupCreate,
+		// Each create also encrypts the name (fname.c) and opens the new
+		// file (fscrypt_file_open).
+		Exercises: []*patch.Patch{fscrypt.FnameOnstackPatch, hooks.FileOpenPatch},
+		MaxOps:    createMaxOps,
+		Setup:     setupCreate,
 		Headlines: []*Headline{
 			{
 				Patch:      fscrypt.FnameOnstackPatch,
@@ -55,16 +61,37 @@ var (
 			"(__f2fs_find_entry / __ext4_find_entry): a hashed hit or a miss that falls back to the linear search",
 		Patch: f2fs.LookupPrealloc,
 		Params: []Param{
-			{Name: "fs", Default: "f2fs", Help: "a registered filesystem on a block device (f2fs, ext4)"},
-			{Name: "entries", Default: "1000", Help: "names in the directory (1000, 10000, 100000...)"},
-			{Name: "mode", Default: "miss", Help: "hit: existing names in another case (hashed); miss: absent names (linear fallback unless lookup_mode=perf)"},
-			{Name: "mount", Default: "", Help: "the mount's option string for the lookups, e.g. lookup_mode=perf (f2fs)"},
-			{Name: "casefold", Default: "true", Help: "casefold the directory"},
-			{Name: "encrypt", Default: "true", Help: "encrypt the directory (key present)"},
+			{Name: "fs", Default: "f2fs", Help: "a registered filesystem on a block device (" + fsRange(true).String() + ")", Range: fsRange(true)},
+			{Name: "entries", Default: "1000", Help: "names in the directory (1000, 10000, 100000...)", Range: IntRange(1, maxLookupEntries)},
+			{Name: "mode", Default: "miss", Help: "hit: existing names in another case (hashed); miss: absent names (linear fallback unless lookup_mode=perf)", Range: OneOf("hit", "miss")},
+			{Name: "mount", Default: "", Help: "the mount's option string for the lookups, e.g. lookup_mode=perf (f2fs)", Range: Text("mount options")},
+			{Name: "casefold", Default: "true", Help: "casefold the directory", Range: Bool},
+			{Name: "encrypt", Default: "true", Help: "encrypt the directory (key present)", Range: Bool},
 		},
-		Setup: setupLookup,
+		// Each lookup encrypts the name it searches for (fname.c).
+		Exercises: []*patch.Patch{fscrypt.FnameOnstackPatch},
+		Setup:     setupLookup,
 	})
 )
+
+// Sizes the directory workloads accept: every file a timed run creates
+// stays until the next Reset (about 12 KiB of Go heap each, with its 4 KiB
+// of data), and a lookup directory of 10^6 names takes about 350 MB.
+const (
+	maxCreateFiles   = 100000
+	maxFilesPerRun   = 1 << 18
+	maxLookupEntries = 1000000
+)
+
+// createMaxOps is how many operations (of n files each) one worker's timed
+// run may hold so that a run holds at most maxFilesPerRun files.
+func createMaxOps(params map[string]string, threads int) int {
+	n, err := strconv.Atoi(params["n"])
+	if err != nil || n < 1 {
+		return 0
+	}
+	return maxFilesPerRun / (n * threads)
+}
 
 // dirParams are the parameters the directory workloads share.
 type dirParams struct {

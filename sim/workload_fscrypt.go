@@ -10,6 +10,7 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/patch"
 )
 
 // The fscrypt-level workloads run on the in-memory fscrypt test filesystem
@@ -22,8 +23,8 @@ var (
 		Summary: "encrypt then decrypt one filename (lengths 1..255 in turn) in a v2 AES-256-CTS directory",
 		Patch:   fscrypt.FnameOnstackPatch,
 		Params: []Param{
-			{Name: "engine", Default: "none", Help: "none, or async: register the modelled hardware engine above the software drivers"},
-			{Name: "len", Default: "1-255", Help: "name length, or 1-255 for every length in turn"},
+			{Name: "engine", Default: "none", Help: "none, or async: register the modelled hardware engine above the software drivers", Range: OneOf("none", "async")},
+			{Name: "len", Default: "1-255", Help: "name length, or 1-255 for every length in turn", Range: Range{Words: []string{"1-255"}, Min: 1, Max: 255}},
 		},
 		Setup: setupFname,
 	})
@@ -31,7 +32,7 @@ var (
 		Name:    "v1kdf",
 		Summary: "derive one v1 per-file key (AES-128-ECB of the master key under the file nonce)",
 		Patch:   fscrypt.V1KDFPatch,
-		Params:  []Param{{Name: "keysize", Default: "64", Help: "derived key size: 16, 32 or 64 bytes"}},
+		Params:  []Param{{Name: "keysize", Default: "64", Help: "derived key size: 16, 32 or 64 bytes", Range: OneOf("16", "32", "64")}},
 		Setup:   setupV1KDF,
 		Headlines: []*Headline{{
 			Patch:      fscrypt.V1KDFPatch,
@@ -45,11 +46,14 @@ var (
 		Summary: "read an encrypted file sequentially in 256 KiB bios, decrypting on the read path",
 		Patch:   fscrypt.CryptoBioPatch,
 		Params: []Param{
-			{Name: "mib", Default: "64", Help: "file size in MiB (one operation reads it all)"},
+			{Name: "mib", Default: "64", Help: "file size in MiB (one operation reads it all); every variant's system holds the file", Range: IntRange(1, 256)},
 			{Name: "requests", Default: "upstream", Patch: fscrypt.FnameOnstackPatch,
 				Help: "per-data-unit requests, as the fscrypt-fname-onstack variant: upstream (on-stack, sync tfm) or base (kmalloc'd, as seed 003's kernel)"},
 		},
-		Setup: setupRead,
+		// Each data unit's request is allocated as the fscrypt-fname-onstack
+		// variant does (the requests parameter).
+		Exercises: []*patch.Patch{fscrypt.FnameOnstackPatch},
+		Setup:     setupRead,
 		Headlines: []*Headline{{
 			Patch:      fscrypt.CryptoBioPatch,
 			Params:     map[string]string{"mib": "64"},

@@ -30,8 +30,8 @@ var _ = Register(&Workload{
 	Summary: "will-it-scale open1_processes: each worker opens and closes its own file; all files in one shared directory /tmp",
 	Patch:   hooks.FileOpenPatch,
 	Params: []Param{
-		{Name: "fs", Default: "ext4", Help: "a registered filesystem (ext4, f2fs, memfs)"},
-		{Name: "parent", Default: "plain", Help: "plain, or encrypted: /tmp has a v2 policy (key present), so every variant takes the parent's reference"},
+		{Name: "fs", Default: "ext4", Help: "a registered filesystem (" + fsRange(false).String() + ")", Range: fsRange(false)},
+		{Name: "parent", Default: "plain", Help: "plain, or encrypted: /tmp has a v2 policy (key present), so every variant takes the parent's reference", Range: OneOf("plain", "encrypted")},
 	},
 	DefaultThreads: open1Threads(),
 	Setup:          setupOpen1,

@@ -6,13 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/errno"
@@ -25,20 +27,10 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-func init() {
-	register(&command{
-		name:    "dump",
-		summary: "build one ext4 or f2fs directory and dump it block by block (debugfs htree, dump.f2fs)",
-		run:     runDump,
-	})
-}
-
 // dumpStdin is where `--names -` reads (tests replace it).
 var dumpStdin io.Reader = os.Stdin
 
-const dumpUsage = `Usage: vfslab dump ext4|f2fs [flags]
-
-Builds one directory of a simulated filesystem with the kernel's directory
+const dumpLong = `Builds one directory of a simulated filesystem with the kernel's directory
 code (packages ext4 and f2fs), creating the names in order as creat(2)
 would, then prints it block by block in the spirit of debugfs' htree command
 and dump.f2fs: each block (ext4: dx root, dx node or leaf with its hash
@@ -117,27 +109,127 @@ type dumpCmd struct {
 // defaultDumpNonce is the directory nonce used without --nonce.
 const defaultDumpNonce = "000102030405060708090a0b0c0d0e0f"
 
-func runDump(args []string, stdout, stderr io.Writer) int {
-	c, rc := parseDump(args, stdout, stderr)
-	if c == nil {
-		return rc
+// dumpFS is what dump knows of one filesystem: its own flags and the
+// function that builds and dumps the directory.
+type dumpFS struct {
+	flags func(c *dumpCmd, fs *pflag.FlagSet)
+	build func(c *dumpCmd, names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error)
+}
+
+// dumpFilesystems are the filesystems dump builds.
+var dumpFilesystems = []string{"ext4", "f2fs"}
+
+// dumpFsByName is dump's one decision of which filesystem a name means.
+func dumpFsByName(name string) (dumpFS, bool) {
+	switch name {
+	case "ext4":
+		return dumpFS{flags: func(c *dumpCmd, fs *pflag.FlagSet) {
+			fs.StringVar(&c.hashVersion, "hash-version", "half_md4", "default hash version: legacy, half_md4, tea or their _unsigned forms")
+			fs.StringVar(&c.hashSeed, "hash-seed", "", "s_hash_seed, 16 bytes hex")
+			boolFlagNo(fs, &c.metadataCsum, "metadata-csum", true, "metadata_csum feature")
+			boolFlagNo(fs, &c.dirIndex, "dir-index", true, "dir_index feature")
+			fs.BoolVar(&c.huge, "large-dir", false, "large_dir feature")
+		}, build: (*dumpCmd).ext4}, true
+	case "f2fs":
+		return dumpFS{flags: func(c *dumpCmd, fs *pflag.FlagSet) {
+			boolFlagNo(fs, &c.inline, "inline", true, "inline dentries")
+			fs.UintVar(&c.dirLevel, "dir-level", 0, "i_dir_level")
+		}, build: (*dumpCmd).f2fs}, true
 	}
+	return dumpFS{}, false
+}
+
+func newDumpCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dump ext4|f2fs [flags]",
+		Short: "build one ext4 or f2fs directory and dump it block by block (debugfs htree, dump.f2fs)",
+		Long:  dumpLong,
+		Example: `  vfslab dump ext4 --count 100
+  vfslab dump f2fs --count 300 --casefold --encrypt --master-key $(printf '%0128d' 0)`,
+		Args: cobra.ArbitraryArgs,
+		RunE: needSub("filesystem"),
+	}
+	for _, name := range dumpFilesystems {
+		cmd.AddCommand(newDumpFsCmd(name))
+	}
+	return cmd
+}
+
+func newDumpFsCmd(name string) *cobra.Command {
+	c := &dumpCmd{fsName: name}
+	dfs, _ := dumpFsByName(name)
+	cmd := &cobra.Command{
+		Use:   name + " [flags]",
+		Short: "build and dump one " + name + " directory",
+		Long:  dumpLong,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fs := cmd.Flags()
+			if err := c.validate(fs.Changed); err != nil {
+				return err
+			}
+			return runDump(cmd, c, dfs)
+		},
+	}
+	defineDumpFlags(c, cmd.Flags(), dfs)
+	return cmd
+}
+
+// defineDumpFlags defines dump's flags, the filesystem's own among them.
+func defineDumpFlags(c *dumpCmd, fs *pflag.FlagSet, dfs dumpFS) {
+	fs.StringVar(&c.namesFile, "names", "", "file of names, one per line (-: stdin)")
+	intFlag(fs, &c.count, "count", 0, 0, maxDumpNames, "create the names 0 .. N-1")
+	fs.BoolVar(&c.casefold, "casefold", false, "casefolded directory")
+	fs.BoolVar(&c.strict, "strict", false, "strict encoding")
+	fs.BoolVar(&c.encrypt, "encrypt", false, "fscrypt v2 directory")
+	fs.StringVar(&c.masterKey, "master-key", "", "master key, hex (16-64 bytes)")
+	fs.StringVar(&c.filenamesMode, "filenames-mode", "AES-256-CTS-CBC", "filenames encryption mode")
+	fs.IntVar(&c.padding, "padding", 32, "filename padding: 4, 8, 16 or 32")
+	fs.StringVar(&c.nonce, "nonce", defaultDumpNonce, "directory nonce, 16 bytes hex")
+	fs.BoolVar(&c.noKey, "no-key", false, "dump without the key")
+	fs.BoolVar(&c.asJSON, "json", false, "print JSON")
+	dfs.flags(c, fs)
+}
+
+// parseDump reads a dump command line (the filesystem, then flags) and
+// checks it, without running it.
+func parseDump(args []string) (*dumpCmd, dumpFS, error) {
+	if len(args) == 0 {
+		return nil, dumpFS{}, usagef("want ext4 or f2fs")
+	}
+	dfs, ok := dumpFsByName(args[0])
+	if !ok {
+		return nil, dfs, usagef("unknown filesystem %q; want one of %s", args[0], strings.Join(dumpFilesystems, ", "))
+	}
+	c := &dumpCmd{fsName: args[0]}
+	fs := pflag.NewFlagSet("dump "+args[0], pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	defineDumpFlags(c, fs, dfs)
+	if err := fs.Parse(args[1:]); err != nil {
+		return nil, dfs, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return nil, dfs, usagef("unexpected arguments %q", fs.Args())
+	}
+	return c, dfs, c.validate(fs.Changed)
+}
+
+// maxDumpNames bounds --count.
+const maxDumpNames = 1 << 20
+
+func runDump(cmd *cobra.Command, c *dumpCmd, dfs dumpFS) error {
+	stdout := cmd.OutOrStdout()
 	k := kernel.New()
 	t := k.NewTask("vfslab-dump")
 	defer t.Exit()
 	c.t = t
-	rep, err := c.runGuarded()
+	rep, err := c.runGuarded(dfs)
 	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "vfslab dump %s: %v\n", c.fsName, err)
-			return 2
+			return err
 		}
-		fmt.Fprintf(stderr, "vfslab dump %s: %s\n", c.fsName, describeErr(err))
-		for _, l := range k.Log.Lines() {
-			fmt.Fprintf(stderr, "  kernel: %s\n", l)
-		}
-		return 1
+		return &kernelError{err, kernelLog(k)}
 	}
 	if c.asJSON {
 		enc := json.NewEncoder(stdout)
@@ -147,78 +239,18 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		err = rep.writeText(stdout)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "vfslab dump %s: %v\n", c.fsName, err)
-		return 1
+		return err
 	}
 	if !rep.Check.OK {
-		return 1
+		return &statusError{status: 1, msg: "the directory checker found problems (the check lines above)"}
 	}
-	return 0
-}
-
-// parseDump reads the command line; a nil command comes with the exit
-// status (help or a usage error).
-func parseDump(args []string, stdout, stderr io.Writer) (*dumpCmd, int) {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, dumpUsage)
-		return nil, 2
-	}
-	switch args[0] {
-	case "-h", "--help", "-help", "help":
-		fmt.Fprint(stdout, dumpUsage)
-		return nil, 0
-	case "ext4", "f2fs":
-	default:
-		fmt.Fprintf(stderr, "vfslab dump: unknown filesystem %q: want ext4 or f2fs\n\n%s", args[0], dumpUsage)
-		return nil, 2
-	}
-	c := &dumpCmd{fsName: args[0]}
-	fs := flag.NewFlagSet("dump "+c.fsName, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, dumpUsage) }
-	fs.StringVar(&c.namesFile, "names", "", "file of names, one per line (-: stdin)")
-	fs.IntVar(&c.count, "count", 0, "create the names 0 .. N-1")
-	fs.BoolVar(&c.casefold, "casefold", false, "casefolded directory")
-	fs.BoolVar(&c.strict, "strict", false, "strict encoding")
-	fs.BoolVar(&c.encrypt, "encrypt", false, "fscrypt v2 directory")
-	fs.StringVar(&c.masterKey, "master-key", "", "master key, hex")
-	fs.StringVar(&c.filenamesMode, "filenames-mode", "AES-256-CTS-CBC", "filenames encryption mode")
-	fs.IntVar(&c.padding, "padding", 32, "filename padding: 4, 8, 16 or 32")
-	fs.StringVar(&c.nonce, "nonce", defaultDumpNonce, "directory nonce, 16 bytes hex")
-	fs.BoolVar(&c.noKey, "no-key", false, "dump without the key")
-	fs.BoolVar(&c.asJSON, "json", false, "print JSON")
-	if c.fsName == "ext4" {
-		fs.StringVar(&c.hashVersion, "hash-version", "half_md4", "default hash version")
-		fs.StringVar(&c.hashSeed, "hash-seed", "", "s_hash_seed, 16 bytes hex")
-		fs.BoolVar(&c.metadataCsum, "metadata-csum", true, "metadata_csum feature")
-		fs.BoolVar(&c.dirIndex, "dir-index", true, "dir_index feature")
-		fs.BoolVar(&c.huge, "large-dir", false, "large_dir feature")
-	} else {
-		fs.BoolVar(&c.inline, "inline", true, "inline dentries")
-		fs.UintVar(&c.dirLevel, "dir-level", 0, "i_dir_level")
-	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, 0
-		}
-		return nil, 2
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "vfslab dump %s: unexpected arguments %q\n", c.fsName, fs.Args())
-		return nil, 2
-	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if err := c.validate(given); err != nil {
-		fmt.Fprintf(stderr, "vfslab dump %s: %v\n", c.fsName, err)
-		return nil, 2
-	}
-	return c, 0
+	return nil
 }
 
 // validate checks the flag combinations.
-func (c *dumpCmd) validate(given map[string]bool) error {
-	if given["names"] && given["count"] {
+func (c *dumpCmd) validate(changed func(string) bool) error {
+	given := func(name string) bool { return changed(name) }
+	if given("names") && given("count") {
 		return usageError{"--names and --count exclude each other"}
 	}
 	if c.count < 0 || c.count > 1<<20 {
@@ -229,7 +261,7 @@ func (c *dumpCmd) validate(given map[string]bool) error {
 	}
 	if !c.encrypt {
 		for _, f := range []string{"master-key", "filenames-mode", "padding", "nonce", "no-key"} {
-			if given[f] {
+			if given(f) {
 				return usageError{fmt.Sprintf("--%s needs --encrypt", f)}
 			}
 		}
@@ -244,7 +276,7 @@ func (c *dumpCmd) validate(given map[string]bool) error {
 	return nil
 }
 
-func (c *dumpCmd) runGuarded() (rep *dumpReport, err error) {
+func (c *dumpCmd) runGuarded(dfs dumpFS) (rep *dumpReport, err error) {
 	defer c.t.Recover(&err)
 	names, err := c.names()
 	if err != nil {
@@ -262,10 +294,7 @@ func (c *dumpCmd) runGuarded() (rep *dumpReport, err error) {
 			return nil, err
 		}
 	}
-	if c.fsName == "ext4" {
-		return c.ext4(names, um, crypt)
-	}
-	return c.f2fs(names, um, crypt)
+	return dfs.build(c, names, um, crypt)
 }
 
 // names returns the names to create.

@@ -2,13 +2,15 @@ package main
 
 import (
 	"encoding/binary"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
@@ -16,20 +18,17 @@ import (
 	"github.com/vfslab/vfslab/kernel"
 )
 
-func init() {
-	register(&command{
-		name:    "hash",
-		summary: "compute the directory hash ext4 or f2fs stores for a name (debugfs dx_hash, f2fs_dentry_hash)",
-		run:     runHash,
-	})
-}
+// hashStdin is where `vfslab hash ... -` reads its names (tests replace
+// it).
+var hashStdin io.Reader = os.Stdin
 
-const hashUsage = `Usage:
-  vfslab hash ext4 --version V [--seed HEX] [--casefold] [--dirhash-key HEX] NAME_HEX
-  vfslab hash f2fs [--casefold] [--dirhash-key HEX] NAME_HEX
+const hashLong = `  vfslab hash ext4 --version V [--seed HEX] [--casefold] [--dirhash-key HEX] NAME_HEX|-
+  vfslab hash f2fs [--casefold] [--dirhash-key HEX] NAME_HEX|-
 
 Computes the name hash the kernel uses to place NAME_HEX (the name's bytes,
-in hex) in a directory, with the simulator's ext4 and f2fs code.
+in hex) in a directory, with the simulator's ext4 and f2fs code. With "-"
+in place of NAME_HEX, reads one NAME_HEX per line from stdin (empty lines
+skipped) and prints one result per line, building the Unicode tables once.
 
 ext4 prints "HASH MINOR", 8 lowercase hex digits each: the major hash of
 __ext4fs_dirhash (bit 0 cleared, 0xfffffffe moved to 0xfffffffc, the 32-bit
@@ -60,8 +59,8 @@ Without --casefold the name is hashed as given (for siphash: as already
 folded).
 
 Exit status: 0 on success, 2 for bad usage (bad hex, unknown version,
-siphash without a key, a key or seed of the wrong length), 1 when the
-simulated kernel fails.
+siphash without a key, a key or seed of the wrong length; with "-", the
+first bad line, named by its number), 1 when the simulated kernel fails.
 `
 
 // hashVersions maps the --version names to DX_HASH_* values.
@@ -99,120 +98,138 @@ func parseHashVersion(s string) (uint8, error) {
 // hashCmd holds the flags of `vfslab hash`.
 type hashCmd struct {
 	fsName                string
-	fs                    *flag.FlagSet
 	version, seed, sipKey string
 	casefold              bool
-	pos                   []string
 }
 
-func runHash(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, hashUsage)
-		return 2
+// hashFilesystems are the filesystems whose hashes hash computes.
+var hashFilesystems = []string{"ext4", "f2fs"}
+
+// hashFS is what hash knows of one filesystem: its own flags and the
+// function that hashes one name as that filesystem does.
+type hashFS struct {
+	flags func(c *hashCmd, fs *pflag.FlagSet)
+	hash  func(c *hashCmd, t *kernel.Task, name []byte, key *[2]uint64, um *fsunicode.Map) (string, error)
+	check func(c *hashCmd, key *[2]uint64) error // the flags, before any name is hashed
+}
+
+// hashFsByName is hash's one decision of which filesystem a name means.
+func hashFsByName(name string) (hashFS, bool) {
+	switch name {
+	case "ext4":
+		return hashFS{flags: func(c *hashCmd, fs *pflag.FlagSet) {
+			fs.StringVar(&c.version, "version", "", "hash version (required): "+strings.Join(hashVersionNames(), ", ")+" or 0-6")
+			fs.StringVar(&c.seed, "seed", "", "s_hash_seed, 16 bytes hex (a UUID's dashes allowed)")
+		}, hash: (*hashCmd).ext4, check: (*hashCmd).checkExt4}, true
+	case "f2fs":
+		return hashFS{flags: func(*hashCmd, *pflag.FlagSet) {}, hash: (*hashCmd).f2fs,
+			check: func(*hashCmd, *[2]uint64) error { return nil }}, true
 	}
-	switch args[0] {
-	case "-h", "--help", "-help", "help":
-		fmt.Fprint(stdout, hashUsage)
-		return 0
-	case "ext4", "f2fs":
-	default:
-		fmt.Fprintf(stderr, "vfslab hash: unknown filesystem %q: want ext4 or f2fs\n\n%s", args[0], hashUsage)
-		return 2
+	return hashFS{}, false
+}
+
+func newHashCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hash ext4|f2fs [flags] NAME_HEX|-",
+		Short: "compute the directory hash ext4 or f2fs stores for a name (debugfs dx_hash, f2fs_dentry_hash)",
+		Long:  hashLong,
+		Example: `  vfslab hash ext4 --version half_md4 --casefold 53747261c39f65
+  vfslab hash f2fs 666f6f
+  printf '61\n62\n' | vfslab hash f2fs --casefold -`,
+		Args: cobra.ArbitraryArgs,
+		RunE: needSub("filesystem"),
 	}
-	c := &hashCmd{fsName: args[0], fs: flag.NewFlagSet("hash "+args[0], flag.ContinueOnError)}
-	fs := c.fs
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, hashUsage) }
-	if c.fsName == "ext4" {
-		fs.StringVar(&c.version, "version", "", "hash version (required)")
-		fs.StringVar(&c.seed, "seed", "", "s_hash_seed, 16 bytes hex")
+	for _, name := range hashFilesystems {
+		cmd.AddCommand(newHashFsCmd(name))
 	}
+	return cmd
+}
+
+func newHashFsCmd(fsName string) *cobra.Command {
+	c := &hashCmd{fsName: fsName}
+	hfs, _ := hashFsByName(fsName)
+	cmd := &cobra.Command{
+		Use:   fsName + " [flags] NAME_HEX|-",
+		Short: "the " + fsName + " directory hash of a name",
+		Long:  hashLong,
+		Args:  exactArgs(1, "NAME_HEX (or - for one per line on stdin)"),
+		RunE:  func(cmd *cobra.Command, args []string) error { return c.run(cmd, args[0], hfs) },
+	}
+	fs := cmd.Flags()
+	hfs.flags(c, fs)
 	fs.BoolVar(&c.casefold, "casefold", false, "fold the name as a casefolded directory does")
 	fs.StringVar(&c.sipKey, "dirhash-key", "", "fscrypt dirhash key, 16 bytes hex")
-	// Flags may come before and after the name.
-	rest := args[1:]
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		c.pos = append(c.pos, rest[0])
-		rest = rest[1:]
-	}
-
-	k := kernel.New()
-	t := k.NewTask("vfslab-hash")
-	defer t.Exit()
-	out, err := c.runGuarded(t)
-	if err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "vfslab hash %s: %v\n", c.fsName, err)
-			return 2
-		}
-		fmt.Fprintf(stderr, "vfslab hash %s: %s\n", c.fsName, describeErr(err))
-		for _, l := range k.Log.Lines() {
-			fmt.Fprintf(stderr, "  kernel: %s\n", l)
-		}
-		return 1
-	}
-	fmt.Fprintln(stdout, out)
-	return 0
+	return cmd
 }
 
-// runGuarded is the command's simulator boundary: a kernel BUG becomes an
-// error.
-func (c *hashCmd) runGuarded(t *kernel.Task) (out string, err error) {
-	defer t.Recover(&err)
-	if len(c.pos) != 1 {
-		return "", usageError{"want exactly one NAME_HEX argument"}
-	}
-	name, err := parseHex("NAME_HEX", c.pos[0], -1)
-	if err != nil {
-		return "", err
-	}
+// run checks the flags, then hashes the name (or every line of stdin)
+// inside the simulator boundary.
+func (c *hashCmd) run(cmd *cobra.Command, arg string, hfs hashFS) error {
+	stdout := cmd.OutOrStdout()
 	var key *[2]uint64
 	if c.sipKey != "" {
 		kb, err := parseHex("--dirhash-key", c.sipKey, 16)
 		if err != nil {
-			return "", err
+			return err
 		}
 		key = &[2]uint64{binary.LittleEndian.Uint64(kb), binary.LittleEndian.Uint64(kb[8:])}
 	}
+	if err := hfs.check(c, key); err != nil {
+		return err
+	}
+	inputs, err := hexInputs("NAME_HEX", arg, hashStdin, true)
+	if err != nil {
+		return err
+	}
+	k := kernel.New()
+	t := k.NewTask("vfslab-hash")
+	defer t.Exit()
 	var um *fsunicode.Map
 	if c.casefold {
 		if um, err = fsunicode.Load("12.1.0"); err != nil {
-			return "", fmt.Errorf("utf8_load(12.1.0): %w", err)
+			return &kernelError{fmt.Errorf("utf8_load(12.1.0): %w", err), kernelLog(k)}
 		}
 	}
-	if c.fsName == "ext4" {
-		return c.ext4(t, name, key, um)
+	for _, in := range inputs {
+		out, err := guarded(t, func() (string, error) { return hfs.hash(c, t, in.data, key, um) })
+		if err != nil {
+			return in.wrap(&kernelError{err, kernelLog(k)})
+		}
+		fmt.Fprintln(stdout, out)
 	}
-	return c.f2fs(t, name, key, um)
+	return nil
+}
+
+// checkExt4 checks the ext4 flags before any name is hashed.
+func (c *hashCmd) checkExt4(key *[2]uint64) error {
+	if c.version == "" {
+		return usageError{"--version is required; want one of " + strings.Join(hashVersionNames(), ", ")}
+	}
+	ver, err := parseHashVersion(c.version)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ver == ext4.DxHashSiphash && key == nil:
+		return usageError{"--version siphash needs --dirhash-key (the kernel refuses: \"Siphash requires key\")"}
+	case ver != ext4.DxHashSiphash && key != nil:
+		return usageError{"--dirhash-key applies only to --version siphash"}
+	}
+	if c.seed != "" {
+		if _, err := parseHex("--seed", strings.ReplaceAll(c.seed, "-", ""), 16); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ext4 computes ext4fs_dirhash of name: through ext4.Dirhash in a
 // casefolded directory with --casefold (its fold step is the kernel's),
 // else ext4.Ext4fsDirhash on the bytes as given.
 func (c *hashCmd) ext4(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicode.Map) (string, error) {
-	if c.version == "" {
-		return "", usageError{"--version is required; want one of " + strings.Join(hashVersionNames(), ", ")}
-	}
 	ver, err := parseHashVersion(c.version)
 	if err != nil {
 		return "", err
-	}
-	switch {
-	case ver == ext4.DxHashSiphash && key == nil:
-		return "", usageError{"--version siphash needs --dirhash-key (the kernel refuses: \"Siphash requires key\")"}
-	case ver != ext4.DxHashSiphash && key != nil:
-		return "", usageError{"--dirhash-key applies only to --version siphash"}
 	}
 	hinfo := ext4.DxHashInfo{HashVersion: ver}
 	if c.seed != "" {
@@ -238,8 +255,8 @@ func (c *hashCmd) ext4(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicod
 
 // f2fs computes f2fs_hash_filename of name: with --casefold through
 // f2fs.CasefoldedHash, as in a casefolded directory (encrypted, with only
-// its dirhash key, when --dirhash-key is given), else
-// TEA or SipHash of the bytes as given.
+// its dirhash key, when --dirhash-key is given), else TEA or SipHash of
+// the bytes as given.
 func (c *hashCmd) f2fs(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicode.Map) (string, error) {
 	if um == nil {
 		if key != nil {

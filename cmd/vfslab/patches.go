@@ -2,56 +2,72 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/vfslab/vfslab/patch"
 )
 
-func init() {
-	register(&command{
-		name:    "patches",
-		summary: "list the modelled kernel patches, their variants and reported figures",
-		run:     runPatches,
-	})
+// jsonPatch is a patch as `vfslab patches --json` prints it: snake_case
+// keys, as every JSON output of vfslab.
+type jsonPatch struct {
+	ID       string        `json:"id"`
+	Seed     string        `json:"seed"`
+	Subject  string        `json:"subject"`
+	Author   string        `json:"author"`
+	Date     string        `json:"date"`
+	Fate     string        `json:"fate"`
+	Files    []string      `json:"files"`
+	Reported []string      `json:"reported"`
+	Variants []jsonVariant `json:"variants"`
 }
 
-func runPatches(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("patches", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: vfslab patches [--json]\n\nLists every patch ID with its variants (the first is the base), the seed\nit comes from, its upstream fate and the figures it reported.\n\nFlags:\n")
-		fs.PrintDefaults()
+type jsonVariant struct {
+	Name    string `json:"name"`
+	Summary string `json:"summary"`
+}
+
+func newPatchesCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "patches [--json]",
+		Short: "list the modelled kernel patches, their variants and reported figures",
+		Long: `Lists every patch ID with its variants (the first is the base), the seed
+it comes from, its upstream fate and the figures it reported.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			stdout := cmd.OutOrStdout()
+			all := patch.All()
+			if asJSON {
+				out := []jsonPatch{}
+				for _, p := range all {
+					jp := jsonPatch{ID: p.ID, Seed: p.Seed, Subject: p.Subject, Author: p.Author, Date: p.Date,
+						Fate: p.Fate, Files: p.Files, Reported: p.Reported, Variants: []jsonVariant{}}
+					for _, v := range p.Variants {
+						jp.Variants = append(jp.Variants, jsonVariant{v.Name, v.Summary})
+					}
+					out = append(out, jp)
+				}
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			for _, p := range all {
+				fmt.Fprintf(stdout, "%s  (seed %s)\n", p.ID, p.Seed)
+				fmt.Fprintf(stdout, "  %s\n  %s, %s; %s\n", p.Subject, p.Author, p.Date, p.Fate)
+				for _, v := range p.Variants {
+					fmt.Fprintf(stdout, "  - %-10s %s\n", v.Name, v.Summary)
+				}
+				if len(p.Reported) > 0 {
+					fmt.Fprintf(stdout, "  reported:\n%s", indent("  "+strings.Join(p.Reported, "\n  ")))
+				}
+				fmt.Fprintln(stdout)
+			}
+			return nil
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	all := patch.All()
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(all); err != nil {
-			fmt.Fprintln(stderr, "vfslab patches:", err)
-			return 1
-		}
-		return 0
-	}
-	for _, p := range all {
-		fmt.Fprintf(stdout, "%s  (seed %s)\n", p.ID, p.Seed)
-		fmt.Fprintf(stdout, "  %s\n  %s, %s; %s\n", p.Subject, p.Author, p.Date, p.Fate)
-		for _, v := range p.Variants {
-			fmt.Fprintf(stdout, "  - %-10s %s\n", v.Name, v.Summary)
-		}
-		if len(p.Reported) > 0 {
-			fmt.Fprintf(stdout, "  reported:\n%s", indent("  "+strings.Join(p.Reported, "\n  ")))
-		}
-		fmt.Fprintln(stdout)
-	}
-	return 0
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (snake_case keys) instead of text")
+	return cmd
 }

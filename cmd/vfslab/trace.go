@@ -2,12 +2,12 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
@@ -19,97 +19,118 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-func init() {
-	register(&command{
-		name:    "trace",
-		summary: "run one syscall on a small in-memory system and print its function_graph trace through the VFS, fscrypt and the Crypto API",
-		run:     runTrace,
-	})
-}
-
-const traceUsage = `Usage: vfslab trace [flags] SYSCALL [ARGS...]
-
-Runs one syscall on a small machine whose root filesystem is memfs (an
+const traceLong = `Runs one syscall on a small machine whose root filesystem is memfs (an
 in-memory filesystem that supports fscrypt the way ext4 does), ext4 or f2fs
 (--fs; their directories are byte-exact blocks), with an ftrace-style
 function_graph tracer attached to the calling task, and prints the trace:
 the syscall entry, the path walk, the VFS and filesystem operations, the
 fscrypt hooks and entry points, and the Crypto API calls, nested as they
-ran. Then it prints the syscall's result.
+ran. Then it prints the syscall's result (an errno the syscall returns is
+its result, exit status 0).
 
 The machine holds:
   /tmp/hello       a file ("hello world\n")
   /tmp/dir/        a directory
   /tmp/link        a symlink to hello
   /secret/         an encrypted directory (v2 policy, AES-256-XTS and
-                   AES-256-CTS-CBC; its key is added unless --nokey)
+                   AES-256-CTS-CBC; its key is added unless --no-key)
   /secret/note     a file in it ("top secret\n")
 
 Syscalls:
   open PATH [FLAGS]        FLAGS: comma list of rdonly, wronly, rdwr, creat,
                            excl, trunc, directory, nofollow, append
   stat PATH | lstat PATH
-  read PATH [N]            open (untraced), read N bytes (default 64), close
+  read PATH [N]            open (untraced), read N bytes (default 64,
+                           0..1048576), close
   write PATH DATA          open O_WRONLY|O_CREAT (untraced), write, close
   getdents PATH            open the directory (untraced), getdents64, close
   mkdir PATH | rmdir PATH | unlink PATH | readlink PATH
   rename OLD NEW [FLAGS]   FLAGS: comma list of noreplace, exchange, whiteout
   link OLD NEW | symlink TARGET PATH | truncate PATH LENGTH
 
-Flags:
-`
+Flags may come before or after the syscall; put DATA that starts with '-'
+after '--'.`
 
-func runTrace(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	patches := fs.String("patches", "", "patch variants as id=variant,... (e.g. fscrypt-file-open=v2)")
-	fsType := fs.String("fs", "memfs", "root filesystem: memfs, ext4 or f2fs")
-	cold := fs.Bool("cold", false, "drop the unused dentries first, so that the walk asks the filesystem (->lookup)")
-	nokey := fs.Bool("nokey", false, "remove /secret's key first (names become no-key names)")
-	times := fs.Bool("times", true, "print each function's duration")
-	showEvents := fs.Bool("events", false, "print the events the syscall counted")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, traceUsage)
-		fs.PrintDefaults()
+// maxTraceRead bounds read's N: the buffer is allocated before the call.
+const maxTraceRead = 1 << 20
+
+// traceFilesystems are the root filesystems trace can boot.
+var traceFilesystems = []string{"memfs", "ext4", "f2fs"}
+
+// traceFsByName is trace's one decision of which filesystem a name means:
+// the function that boots it as the machine's root, with default options.
+func traceFsByName(name string) (func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), bool) {
+	switch name {
+	case "memfs":
+		return func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return memfs.Boot(t, cfg, nil) }, true
+	case "ext4":
+		return func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return ext4.Boot(t, cfg, nil) }, true
+	case "f2fs":
+		return func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return f2fs.Boot(t, cfg, nil) }, true
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	return nil, false
+}
+
+// traceFlags are the flags of `vfslab trace`.
+type traceFlags struct {
+	patches, fsType          string
+	cold, noKey, times, show bool
+}
+
+func newTraceCmd() *cobra.Command {
+	f := &traceFlags{}
+	cmd := &cobra.Command{
+		Use:   "trace [flags] SYSCALL [ARGS...]",
+		Short: "run one syscall on a small in-memory system and print its function_graph trace through the VFS, fscrypt and the Crypto API",
+		Long:  traceLong,
+		Example: `  vfslab trace open /tmp/hello
+  vfslab trace --fs ext4 --cold open /secret/note rdonly
+  vfslab trace getdents /secret --no-key`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("a SYSCALL is required: open, stat, lstat, read, write, getdents, mkdir, rmdir, unlink, readlink, rename, link, symlink, truncate")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runTrace(cmd, f, args) },
 	}
-	set, err := patch.Parse(*patches)
+	fs := cmd.Flags()
+	fs.StringVar(&f.patches, "patches", "", "patch variants as id=variant,... (e.g. fscrypt-file-open=v2)")
+	choiceFlag(fs, &f.fsType, "fs", "memfs", traceFilesystems, "root filesystem")
+	fs.BoolVar(&f.cold, "cold", false, "drop the unused dentries first, so that the walk asks the filesystem (->lookup)")
+	fs.BoolVar(&f.noKey, "no-key", false, "remove /secret's key first (names become no-key names; --nokey also works)")
+	fs.BoolVar(&f.noKey, "nokey", false, "the old spelling of --no-key")
+	fs.MarkHidden("nokey")
+	boolFlagNo(fs, &f.times, "times", true, "print each function's duration")
+	fs.BoolVar(&f.show, "events", false, "print the events the syscall counted")
+	return cmd
+}
+
+func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
+	stdout := cmd.OutOrStdout()
+	set, err := patch.Parse(f.patches)
 	if err != nil {
-		fmt.Fprintln(stderr, "vfslab trace:", err)
-		return 2
+		return usageError{"--patches: " + err.Error()}
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2
-	}
-	boot, ok := traceBoots[*fsType]
+	boot, ok := traceFsByName(f.fsType)
 	if !ok {
-		fmt.Fprintf(stderr, "vfslab trace: unknown filesystem %q; valid: memfs, ext4, f2fs\n", *fsType)
-		return 2
+		return usagef("--fs %q: want one of %s", f.fsType, strings.Join(traceFilesystems, ", "))
 	}
-	m, err := newTraceMachine(set, *nokey, boot)
+	// The syscall's arguments are checked before the machine boots.
+	if err := checkTraceArgs(args); err != nil {
+		return err
+	}
+	m, err := newTraceMachine(set, f.noKey, boot)
 	if err != nil {
-		fmt.Fprintln(stderr, "vfslab trace: setting up the machine:", err)
-		return 1
+		return fmt.Errorf("setting up the machine: %w", err)
 	}
 	defer m.close()
-	if *cold {
+	if f.cold {
 		dcache.ShrinkDcacheSB(m.t, m.sys.Dcache)
 	}
-	call, err := m.prepare(fs.Args())
+	call, err := m.prepare(args)
 	if err != nil {
-		var ue *usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintln(stderr, "vfslab trace:", ue.msg)
-			return 2
-		}
-		fmt.Fprintln(stderr, "vfslab trace:", err)
-		return 1
+		return err
 	}
 	m.t.EnableCounting()
 	before := m.t.Ev.Clone()
@@ -120,16 +141,56 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	counted := m.t.Ev.Sub(before)
 	call.cleanup()
 	var b bytes.Buffer
-	tr.Print(&b, *times)
+	tr.Print(&b, f.times)
 	stdout.Write(b.Bytes())
 	fmt.Fprintf(stdout, "%s = %s\n", call.desc, result)
-	if *showEvents {
+	if f.show {
 		fmt.Fprintf(stdout, "events: %v\n", counted)
 	}
 	for _, line := range m.k.Log.Lines() {
 		fmt.Fprintf(stdout, "dmesg: %s\n", line)
 	}
-	return 0
+	return nil
+}
+
+// traceArity is each syscall's argument count, least and most.
+var traceArity = map[string][2]int{
+	"open": {1, 2}, "stat": {1, 1}, "lstat": {1, 1}, "read": {1, 2}, "getdents": {1, 1}, "write": {2, 2},
+	"mkdir": {1, 1}, "rmdir": {1, 1}, "unlink": {1, 1}, "readlink": {1, 1}, "rename": {2, 3},
+	"link": {2, 2}, "symlink": {2, 2}, "truncate": {2, 2},
+}
+
+// checkTraceArgs checks the syscall name, its argument count and its
+// numbers.
+func checkTraceArgs(args []string) error {
+	ar, ok := traceArity[args[0]]
+	if !ok {
+		names := make([]string, 0, len(traceArity))
+		for n := range traceArity {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return usagef("unknown syscall %q; want one of %s", args[0], strings.Join(names, ", "))
+	}
+	if n := len(args) - 1; n < ar[0] || n > ar[1] {
+		if ar[0] == ar[1] {
+			return usagef("%s takes %d argument(s), got %d: %q", args[0], ar[0], n, args[1:])
+		}
+		return usagef("%s takes %d to %d arguments, got %d: %q", args[0], ar[0], ar[1], n, args[1:])
+	}
+	switch args[0] {
+	case "read":
+		if len(args) > 2 {
+			if v, err := strconv.Atoi(args[2]); err != nil || v < 0 || v > maxTraceRead {
+				return usagef("read N %q: want 0..%d bytes", args[2], maxTraceRead)
+			}
+		}
+	case "truncate":
+		if _, err := strconv.ParseInt(args[2], 10, 64); err != nil {
+			return usagef("truncate LENGTH %q: want a signed 64-bit integer (loff_t)", args[2])
+		}
+	}
+	return nil
 }
 
 // traceMachine is the small system the traced syscall runs on.
@@ -138,13 +199,6 @@ type traceMachine struct {
 	t   *kernel.Task
 	sys *vfs.System
 	p   *vfs.Proc
-}
-
-// traceBoots make the machine's root filesystem, with default options.
-var traceBoots = map[string]func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error){
-	"memfs": func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return memfs.Boot(t, cfg, nil) },
-	"ext4":  func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return ext4.Boot(t, cfg, nil) },
-	"f2fs":  func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return f2fs.Boot(t, cfg, nil) },
 }
 
 func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error)) (*traceMachine, error) {
@@ -243,7 +297,7 @@ func parseFlagList(s string, names map[string]int) (int, []string, error) {
 	for _, f := range strings.Split(s, ",") {
 		bit, ok := names[strings.ToLower(f)]
 		if !ok {
-			return 0, nil, &usageError{fmt.Sprintf("unknown flag %q", f)}
+			return 0, nil, usagef("unknown flag %q", f)
 		}
 		v |= bit
 		shown = append(shown, strings.ToUpper(f))
@@ -256,7 +310,7 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 	nop := func() {}
 	need := func(n int) error {
 		if len(args)-1 < n {
-			return &usageError{fmt.Sprintf("%s needs %d argument(s); see vfslab trace --help", args[0], n)}
+			return usagef("%s needs %d argument(s)", args[0], n)
 		}
 		return nil
 	}
@@ -315,7 +369,7 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 		if len(args) > 2 {
 			v, err := strconv.Atoi(args[2])
 			if err != nil || v < 0 {
-				return nil, &usageError{fmt.Sprintf("bad length %q", args[2])}
+				return nil, usagef("bad length %q", args[2])
 			}
 			n = v
 		}
@@ -420,9 +474,9 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 		}
 		n, err := strconv.ParseInt(args[2], 10, 64)
 		if err != nil {
-			return nil, &usageError{fmt.Sprintf("bad length %q", args[2])}
+			return nil, usagef("bad length %q", args[2])
 		}
 		return &traceCall{desc: fmt.Sprintf("truncate(%q, %d)", args[1], n), cleanup: nop, run: func() string { return result(0, p.Truncate(t, args[1], n)) }}, nil
 	}
-	return nil, &usageError{fmt.Sprintf("unknown syscall %q; see vfslab trace --help", args[0])}
+	return nil, usagef("unknown syscall %q", args[0])
 }
