@@ -34,6 +34,7 @@ type Kernel struct {
 	SlubDebug bool
 
 	nextPID atomic.Int64
+	tainted atomic.Uint64 // tainted_mask (panic.go)
 }
 
 // New returns a machine with its own RCU domain, log and BUG records.
@@ -57,6 +58,8 @@ type Task struct {
 	// Tracer, when not nil, records the functions the task runs (see
 	// Trace).
 	Tracer *Tracer
+
+	held heldLocks // lockdep's held_locks (lockdep.go)
 }
 
 // NewTask creates a task named comm on k. It counts nothing until
