@@ -32,14 +32,20 @@ type Kernel struct {
 	// booted with slub_debug=FZPU does (kmem.SlubDebug), as debug and
 	// Android userdebug kernels do.
 	SlubDebug bool
+	// Failslab is the machine's failslab (mm/failslab.c): the knobs of
+	// /sys/kernel/debug/failslab/, consulted by every task's allocations.
+	Failslab *kmem.FailslabAttr
 
 	nextPID atomic.Int64
+	random  random        // get_random_bytes (random.go)
 	tainted atomic.Uint64 // tainted_mask (panic.go)
 }
 
 // New returns a machine with its own RCU domain, log and BUG records.
 func New() *Kernel {
-	return &Kernel{RCU: &rcu.Domain{}, Log: &Log{}, Bugs: &BugLog{}}
+	k := &Kernel{RCU: &rcu.Domain{}, Log: &Log{}, Bugs: &BugLog{}, Failslab: kmem.NewFailslab(0)}
+	k.Failslab.Printk = k.Log.append
+	return k
 }
 
 // Task is the model of a kernel task (struct task_struct, `current`). It is
@@ -67,6 +73,7 @@ type Task struct {
 func (k *Kernel) NewTask(comm string) *Task {
 	t := &Task{K: k, PID: int(k.nextPID.Add(1)), Comm: comm}
 	t.RCU = k.RCU.NewReader(nil)
+	t.Slab = k.Failslab
 	if k.SlubDebug {
 		t.Debug = &kmem.SlubDebug{}
 	}
