@@ -61,8 +61,9 @@ func sha512Blocks(s *sha512BlockState, p []byte) {
 	var w [80]uint64
 	h0, h1, h2, h3, h4, h5, h6, h7 := s.h[0], s.h[1], s.h[2], s.h[3], s.h[4], s.h[5], s.h[6], s.h[7]
 	for len(p) >= SHA512BlockSize {
+		blk := (*[SHA512BlockSize]byte)(p)
 		for i := 0; i < 16; i++ {
-			w[i] = binary.BigEndian.Uint64(p[8*i:])
+			w[i] = binary.BigEndian.Uint64(blk[8*i:])
 		}
 		for i := 16; i < 80; i++ {
 			v1, v2 := w[i-2], w[i-15]
@@ -74,28 +75,30 @@ func sha512Blocks(s *sha512BlockState, p []byte) {
 		// Eight rounds per iteration, the variables renamed instead of
 		// shifted (FIPS 180-4 section 6.4.2).
 		for i := 0; i < 80; i += 8 {
-			h += (bits.RotateLeft64(e, -14) ^ bits.RotateLeft64(e, -18) ^ bits.RotateLeft64(e, -41)) + ((e & f) ^ (^e & g)) + sha512K[i+0] + w[i+0]
+			kk := (*[8]uint64)(sha512K[i : i+8])
+			ww := (*[8]uint64)(w[i : i+8])
+			h += (bits.RotateLeft64(e, -14) ^ bits.RotateLeft64(e, -18) ^ bits.RotateLeft64(e, -41)) + ((e & f) ^ (^e & g)) + kk[0] + ww[0]
 			d += h
 			h += (bits.RotateLeft64(a, -28) ^ bits.RotateLeft64(a, -34) ^ bits.RotateLeft64(a, -39)) + ((a & b) ^ (a & c) ^ (b & c))
-			g += (bits.RotateLeft64(d, -14) ^ bits.RotateLeft64(d, -18) ^ bits.RotateLeft64(d, -41)) + ((d & e) ^ (^d & f)) + sha512K[i+1] + w[i+1]
+			g += (bits.RotateLeft64(d, -14) ^ bits.RotateLeft64(d, -18) ^ bits.RotateLeft64(d, -41)) + ((d & e) ^ (^d & f)) + kk[1] + ww[1]
 			c += g
 			g += (bits.RotateLeft64(h, -28) ^ bits.RotateLeft64(h, -34) ^ bits.RotateLeft64(h, -39)) + ((h & a) ^ (h & b) ^ (a & b))
-			f += (bits.RotateLeft64(c, -14) ^ bits.RotateLeft64(c, -18) ^ bits.RotateLeft64(c, -41)) + ((c & d) ^ (^c & e)) + sha512K[i+2] + w[i+2]
+			f += (bits.RotateLeft64(c, -14) ^ bits.RotateLeft64(c, -18) ^ bits.RotateLeft64(c, -41)) + ((c & d) ^ (^c & e)) + kk[2] + ww[2]
 			b += f
 			f += (bits.RotateLeft64(g, -28) ^ bits.RotateLeft64(g, -34) ^ bits.RotateLeft64(g, -39)) + ((g & h) ^ (g & a) ^ (h & a))
-			e += (bits.RotateLeft64(b, -14) ^ bits.RotateLeft64(b, -18) ^ bits.RotateLeft64(b, -41)) + ((b & c) ^ (^b & d)) + sha512K[i+3] + w[i+3]
+			e += (bits.RotateLeft64(b, -14) ^ bits.RotateLeft64(b, -18) ^ bits.RotateLeft64(b, -41)) + ((b & c) ^ (^b & d)) + kk[3] + ww[3]
 			a += e
 			e += (bits.RotateLeft64(f, -28) ^ bits.RotateLeft64(f, -34) ^ bits.RotateLeft64(f, -39)) + ((f & g) ^ (f & h) ^ (g & h))
-			d += (bits.RotateLeft64(a, -14) ^ bits.RotateLeft64(a, -18) ^ bits.RotateLeft64(a, -41)) + ((a & b) ^ (^a & c)) + sha512K[i+4] + w[i+4]
+			d += (bits.RotateLeft64(a, -14) ^ bits.RotateLeft64(a, -18) ^ bits.RotateLeft64(a, -41)) + ((a & b) ^ (^a & c)) + kk[4] + ww[4]
 			h += d
 			d += (bits.RotateLeft64(e, -28) ^ bits.RotateLeft64(e, -34) ^ bits.RotateLeft64(e, -39)) + ((e & f) ^ (e & g) ^ (f & g))
-			c += (bits.RotateLeft64(h, -14) ^ bits.RotateLeft64(h, -18) ^ bits.RotateLeft64(h, -41)) + ((h & a) ^ (^h & b)) + sha512K[i+5] + w[i+5]
+			c += (bits.RotateLeft64(h, -14) ^ bits.RotateLeft64(h, -18) ^ bits.RotateLeft64(h, -41)) + ((h & a) ^ (^h & b)) + kk[5] + ww[5]
 			g += c
 			c += (bits.RotateLeft64(d, -28) ^ bits.RotateLeft64(d, -34) ^ bits.RotateLeft64(d, -39)) + ((d & e) ^ (d & f) ^ (e & f))
-			b += (bits.RotateLeft64(g, -14) ^ bits.RotateLeft64(g, -18) ^ bits.RotateLeft64(g, -41)) + ((g & h) ^ (^g & a)) + sha512K[i+6] + w[i+6]
+			b += (bits.RotateLeft64(g, -14) ^ bits.RotateLeft64(g, -18) ^ bits.RotateLeft64(g, -41)) + ((g & h) ^ (^g & a)) + kk[6] + ww[6]
 			f += b
 			b += (bits.RotateLeft64(c, -28) ^ bits.RotateLeft64(c, -34) ^ bits.RotateLeft64(c, -39)) + ((c & d) ^ (c & e) ^ (d & e))
-			a += (bits.RotateLeft64(f, -14) ^ bits.RotateLeft64(f, -18) ^ bits.RotateLeft64(f, -41)) + ((f & g) ^ (^f & h)) + sha512K[i+7] + w[i+7]
+			a += (bits.RotateLeft64(f, -14) ^ bits.RotateLeft64(f, -18) ^ bits.RotateLeft64(f, -41)) + ((f & g) ^ (^f & h)) + kk[7] + ww[7]
 			e += a
 			a += (bits.RotateLeft64(b, -28) ^ bits.RotateLeft64(b, -34) ^ bits.RotateLeft64(b, -39)) + ((b & c) ^ (b & d) ^ (c & d))
 		}
