@@ -1,7 +1,10 @@
 // Package kmem models the kernel's slab allocator interface (mm/slab_common.c,
 // mm/slub.c, include/linux/slab.h): kmalloc, kzalloc, kfree, kfree_sensitive
 // and kmem_cache_alloc/free, with GFP flags, per-call-site accounting and
-// failslab-style fault injection (mm/failslab.c, lib/fault-inject.c).
+// fault injection: the kernel's own interface (faultinject.go: failslab's
+// fault_attr knobs and filters, the task's /proc/self/fail-nth;
+// mm/failslab.c, lib/fault-inject.c) and, in front of it, a per-task test
+// injector by call number, site or seeded probability (failslab.go).
 //
 // Every byte allocation is a real Go allocation of exactly the requested
 // size, with len == cap, so that a write past its end panics as KASAN would
