@@ -2,6 +2,7 @@ package kmem
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -87,25 +88,13 @@ func (a *FaultAttr) Space() int64 { return a.space.Load() }
 // also the call site.
 func (a *FaultAttr) Verbose() uint64 { return a.verbose.Load() }
 
-// SetProbability sets the probability in percent. Errors: EINVAL above 100.
-func (a *FaultAttr) SetProbability(p uint64) error {
-	if p > 100 {
-		return errno.EINVAL
-	}
-	a.probability.Store(p)
-	return nil
-}
+// SetProbability sets the probability in percent. As with the debugfs
+// file, any value is taken; 100 and above fail every call that passes the
+// other tests.
+func (a *FaultAttr) SetProbability(p uint64) { a.probability.Store(p) }
 
-// SetInterval sets the interval. Errors: EINVAL for 0 (debugfs's
-// debugfs_ul_set_MAX... keeps it at least 1: fault_attr's interval is
-// documented as "> 0").
-func (a *FaultAttr) SetInterval(n uint64) error {
-	if n == 0 {
-		return errno.EINVAL
-	}
-	a.interval.Store(n)
-	return nil
-}
+// SetInterval sets the interval; 0 and 1 both mean every call.
+func (a *FaultAttr) SetInterval(n uint64) { a.interval.Store(n) }
 
 // SetTimes sets the number of failures allowed; -1 means no limit.
 func (a *FaultAttr) SetTimes(n int64) { a.times.Store(n) }
@@ -150,7 +139,7 @@ func (a *FaultAttr) shouldFailEx(c *Ctx, size int, flags faultFlags, site string
 			a.space.Add(-int64(size))
 			return false
 		}
-		if iv := a.interval.Load(); iv > 1 {
+		if iv := a.interval.Load(); iv > 1 { // 0 and 1: every call
 			if a.count.Add(1)%iv != 0 {
 				return false
 			}
@@ -332,42 +321,54 @@ func (c *Ctx) ProcFailNthWrite(buf []byte) (int, error) {
 // injected (or none was asked for).
 func (c *Ctx) ProcFailNthRead() string { return strconv.FormatUint(uint64(c.FailNth), 10) + "\n" }
 
-// kstrtouint is lib/kstrtox.c kstrtouint(s, 0, &res): an optional "+", a
-// base prefix ("0x" hex, "0" octal, else decimal), digits, and at most one
-// trailing newline. Errors: EINVAL, ERANGE.
+// kstrtouint is lib/kstrtox.c kstrtouint(s, 0, &res): an optional "+",
+// the radix from the prefix ("0x" and a hex digit: 16; another leading
+// "0": 8; else 10), the digits, then at most one newline. Errors: ERANGE
+// when the digits overflow 64 bits, EINVAL for no digits or anything after
+// them, then ERANGE for a value above 2^32-1, in that order.
 func kstrtouint(s string) (uint32, error) {
-	s = strings.TrimSuffix(s, "\n")
 	s = strings.TrimPrefix(s, "+")
 	base := 10
-	switch {
-	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'):
-		base, s = 16, s[2:]
-	case len(s) > 1 && s[0] == '0':
-		base, s = 8, s[1:]
-	}
-	if s == "" {
-		return 0, errno.EINVAL
+	if len(s) > 0 && s[0] == '0' {
+		base = 8
+		if len(s) > 2 && (s[1] == 'x' || s[1] == 'X') && digitVal(s[2]) < 16 {
+			base, s = 16, s[2:]
+		}
 	}
 	var v uint64
-	for i := 0; i < len(s); i++ {
-		var d int
-		switch ch := s[i]; {
-		case ch >= '0' && ch <= '9':
-			d = int(ch - '0')
-		case ch >= 'a' && ch <= 'f':
-			d = int(ch-'a') + 10
-		case ch >= 'A' && ch <= 'F':
-			d = int(ch-'A') + 10
-		default:
-			return 0, errno.EINVAL
-		}
+	overflow := false
+	i := 0
+	for ; i < len(s); i++ {
+		d := digitVal(s[i])
 		if d >= base {
-			return 0, errno.EINVAL
+			break
 		}
-		v = v*uint64(base) + uint64(d)
-		if v > 1<<32-1 {
-			return 0, errno.ERANGE
+		hi, lo := bits.Mul64(v, uint64(base))
+		if hi != 0 || lo+uint64(d) < lo {
+			overflow = true
 		}
+		v = lo + uint64(d)
+	}
+	switch rest := s[i:]; {
+	case overflow:
+		return 0, errno.ERANGE
+	case i == 0, rest != "" && rest != "\n":
+		return 0, errno.EINVAL
+	case v > 1<<32-1:
+		return 0, errno.ERANGE
 	}
 	return uint32(v), nil
+}
+
+// digitVal is the value of a hex digit, or 16 for anything else.
+func digitVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return 16
 }
