@@ -63,6 +63,9 @@ func HMACSHA512(key, data []byte) [sha512.Size]byte {
 // HKDFExtract is hkdf_extract (crypto/hkdf.c, RFC 5869 section 2.2): PRK =
 // HMAC-Hash(salt, IKM), with a salt of HashLen zero bytes when salt is
 // empty. fscrypt (fs/crypto/hkdf.c) extracts with SHA-512 and no salt.
+// It runs on Go's crypto/hmac, whose keyed state cannot be wiped: key
+// material that must be zeroed goes through HKDFExtractSHA512 and
+// HKDFExpandSHA512 instead.
 func HKDFExtract(h func() hash.Hash, salt, ikm []byte) []byte {
 	if len(salt) == 0 {
 		salt = make([]byte, h().Size())
