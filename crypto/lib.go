@@ -50,18 +50,22 @@ func SHA256(data []byte) [sha256.Size]byte { return sha256.Sum256(data) }
 func SHA512(data []byte) [sha512.Size]byte { return sha512.Sum512(data) }
 
 // HMACSHA512 is hmac_sha512_usingrawkey (lib/crypto/sha512.c): HMAC-SHA512
-// of data under key (RFC 2104, RFC 4231).
+// of data under key (RFC 2104, RFC 4231), through the project's own
+// HMAC (sha512.go), whose prepared key is wiped before returning.
 func HMACSHA512(key, data []byte) [sha512.Size]byte {
-	m := hmac.New(sha512.New, key)
-	m.Write(data)
-	var out [sha512.Size]byte
-	m.Sum(out[:0])
+	var k HMACSHA512Key
+	HMACSHA512PrepareKey(&k, key)
+	out := HMACSHA512Prepared(&k, data)
+	k.Wipe()
 	return out
 }
 
 // HKDFExtract is hkdf_extract (crypto/hkdf.c, RFC 5869 section 2.2): PRK =
 // HMAC-Hash(salt, IKM), with a salt of HashLen zero bytes when salt is
 // empty. fscrypt (fs/crypto/hkdf.c) extracts with SHA-512 and no salt.
+// It runs on Go's crypto/hmac, whose keyed state cannot be wiped: key
+// material that must be zeroed goes through HKDFExtractSHA512 and
+// HKDFExpandSHA512 instead.
 func HKDFExtract(h func() hash.Hash, salt, ikm []byte) []byte {
 	if len(salt) == 0 {
 		salt = make([]byte, h().Size())
@@ -96,17 +100,52 @@ func HKDFExpand(h func() hash.Hash, prk, info, okm []byte) error {
 	return nil
 }
 
-// HKDFExtractSHA512 is HKDFExtract with SHA-512 (fscrypt_init_hkdf).
+// HKDFExtractSHA512 is HKDFExtract with SHA-512 (fscrypt_init_hkdf),
+// computed with the project's HMAC-SHA512 (sha512.go), which leaves no
+// keyed state behind.
 func HKDFExtractSHA512(salt, ikm []byte) [sha512.Size]byte {
-	var prk [sha512.Size]byte
-	copy(prk[:], HKDFExtract(sha512.New, salt, ikm))
-	return prk
+	var zero [SHA512DigestSize]byte
+	if len(salt) == 0 {
+		salt = zero[:]
+	}
+	return HMACSHA512(salt, ikm)
 }
 
 // HKDFExpandSHA512 is HKDFExpand with SHA-512 (fscrypt_hkdf_expand, which
-// passes info = "fscrypt\0" || context || info).
+// passes info = "fscrypt\0" || context || info), with the project's
+// HMAC-SHA512; the prepared key is wiped before returning. Errors: as
+// HKDFExpand.
 func HKDFExpandSHA512(prk, info, okm []byte) error {
-	return HKDFExpand(sha512.New, prk, info, okm)
+	if len(okm) > 255*SHA512DigestSize || len(prk) < SHA512DigestSize {
+		return errno.EINVAL
+	}
+	var k HMACSHA512Key
+	HMACSHA512PrepareKey(&k, prk)
+	HKDFExpandPrepared(&k, info, okm)
+	k.Wipe()
+	return nil
+}
+
+// HKDFExpandPrepared is the loop of hkdf_expand under a prepared
+// HMAC-SHA512 key (fs/crypto/hkdf.c fscrypt_hkdf_expand since Linux
+// 6.16): T(i) = HMAC(PRK, T(i-1) || info || i). okm must be at most
+// 255*64 bytes. It allocates nothing and zeroes its intermediate blocks.
+func HKDFExpandPrepared(key *HMACSHA512Key, info, okm []byte) {
+	var ctx HMACSHA512Ctx
+	var t [SHA512DigestSize]byte
+	ctr := [1]byte{0}
+	for off := 0; off < len(okm); off += SHA512DigestSize {
+		HMACSHA512Init(&ctx, key)
+		if off > 0 {
+			HMACSHA512Update(&ctx, t[:])
+		}
+		HMACSHA512Update(&ctx, info)
+		ctr[0]++
+		HMACSHA512Update(&ctx, ctr[:])
+		HMACSHA512Final(&ctx, &t)
+		copy(okm[off:], t[:])
+	}
+	clear(t[:])
 }
 
 // SiphashKey is siphash_key_t (include/linux/siphash.h): two 64-bit words.

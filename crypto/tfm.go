@@ -290,6 +290,34 @@ func (tfm *Skcipher) wipe() {
 	}
 }
 
+// KeyWiped reports whether no key material is left in the tfm: every key
+// schedule of its implementation context, its block cipher and its
+// children is zero. A freed tfm must report true (kfree_sensitive); tests
+// of key removal look at it.
+func (tfm *Skcipher) KeyWiped() bool {
+	if tfm.child != nil && !tfm.child.KeyWiped() {
+		return false
+	}
+	if tfm.cipher != nil && !tfm.cipher.ctx.IsZero() {
+		return false
+	}
+	switch {
+	case tfm.ecbNI != nil:
+		return tfm.ecbNI.KeyZero()
+	case tfm.cbcNI != nil:
+		return tfm.cbcNI.KeyZero()
+	case tfm.ctsNI != nil:
+		return tfm.ctsNI.KeyZero()
+	case tfm.xtsNI != nil:
+		return tfm.xtsNI.KeyZero()
+	case tfm.adiant != nil:
+		return *tfm.adiant == adiantum.Cipher{}
+	case tfm.hctr != nil:
+		return *tfm.hctr == hctr2.Cipher{}
+	}
+	return true
+}
+
 // Free is crypto_free_skcipher: it frees the tfm, its children and its
 // memory (kfree_sensitive: keys are wiped) and drops the algorithm
 // reference. Free of nil does nothing; a second Free of the same tfm is

@@ -105,6 +105,12 @@ type Config[I any] struct {
 	// the LRU over it, the putting task prunes the oldest unused dentries
 	// (prune_dcache_sb), as the superblock shrinker would under memory
 	// pressure. 0 means DefaultMaxUnused; negative means no bound.
+	//
+	// The bound is soft, as memory pressure is: the kernel's LRU has no
+	// bound at all. Referenced dentries get a second chance (a few passes
+	// per prune), and a dput that goes over the bound while another task
+	// is pruning leaves it to that task, so under concurrent dputs the LRU
+	// can exceed the bound until the next prune.
 	MaxUnused int
 	// Inodes describes the inode type.
 	Inodes InodeOps[I]

@@ -1,5 +1,7 @@
 package fscrypt
 
+import "github.com/vfslab/vfslab/crypto"
+
 // Internals exposed to the external tests of this package.
 
 // MasterKeySecretForTest returns the master key's raw secret array and its
@@ -29,3 +31,18 @@ func HKDFExpandForTest(mk *MasterKey, context byte, info, out []byte) {
 
 // TfmReqsizeForTest returns crypto_skcipher_reqsize of the inode's tfm.
 func TfmReqsizeForTest(ci *InodeInfo) int { return ci.encKey.tfm.ReqSize() }
+
+// HKDFKeyWipedForTest reports whether the master key's prepared HMAC key
+// (the HKDF state every v2 subkey is derived from) is all zero.
+func HKDFKeyWipedForTest(mk *MasterKey) bool { return mk.secret.hkdf.key.IsZero() }
+
+// InodeTfmForTest returns the inode's ci_enc_key tfm (nil when none).
+func InodeTfmForTest(ci *InodeInfo) *crypto.Skcipher {
+	if ci == nil || ci.encKey == nil {
+		return nil
+	}
+	if ci.encKey.sync != nil {
+		return ci.encKey.sync.Base()
+	}
+	return ci.encKey.tfm
+}

@@ -1,9 +1,9 @@
 package fscrypt
 
 import (
-	"crypto/hmac"
 	"crypto/sha512"
-	"hash"
+
+	"github.com/vfslab/vfslab/crypto"
 )
 
 // HKDF contexts (fs/crypto/fscrypt_private.h HKDF_CONTEXT_*): the byte after
@@ -21,69 +21,46 @@ const (
 	sha512DigestSize          = sha512.Size
 )
 
-// hkdfKey is struct fscrypt_hkdf (fs/crypto/hkdf.c): the HKDF-SHA512
-// pseudorandom key extracted from a master key once, when the key is added.
+// hkdfKey is struct fscrypt_hkdf (fs/crypto/hkdf.c, Linux 6.16): the
+// HMAC-SHA512 key prepared from the pseudorandom key that HKDF-Extract
+// derives from a master key once, when the key is added. It holds only
+// the HMAC's inner and outer states (struct hmac_sha512_key); the PRK
+// itself is zeroed as soon as the key is prepared, as the kernel does.
 //
-// Like the kernel, which keeps an HMAC key with its inner and outer states
-// prepared (hmac_sha512_preparekey, or crypto_shash_setkey on "hmac(sha512)"
-// before Linux 6.16), the model keeps an HMAC whose padded-key states are
-// computed once; each expansion works on a clone of it, so expansions may
-// run concurrently.
+// The HMAC is the project's own (crypto/sha512.go), not Go's crypto/hmac,
+// whose keyed states cannot be zeroed: those states are enough to derive
+// every per-file key, so wipe must reach them. Expansions only read the
+// prepared key, so they may run concurrently.
 type hkdfKey struct {
-	prk  [sha512DigestSize]byte
-	hmac hash.Cloner
-	set  bool
+	key crypto.HMACSHA512Key
+	set bool
 }
 
-// initHKDF is fscrypt_init_hkdf: HKDF-Extract with the default salt (64
-// zero bytes) and the master key as input keying material.
+// init is fscrypt_init_hkdf: HKDF-Extract with the default salt (64 zero
+// bytes) and the master key as input keying material, then
+// hmac_sha512_preparekey on the PRK and memzero_explicit of the PRK.
 func (h *hkdfKey) init(masterKey []byte) {
-	var salt [sha512DigestSize]byte
-	m := hmac.New(sha512.New, salt[:])
-	m.Write(masterKey)
-	m.Sum(h.prk[:0])
-	p := hmac.New(sha512.New, h.prk[:])
-	p.Reset() // computes and keeps the inner and outer states
-	h.hmac = p.(hash.Cloner)
+	prk := crypto.HKDFExtractSHA512(nil, masterKey)
+	crypto.HMACSHA512PrepareKey(&h.key, prk[:])
+	clear(prk[:])
 	h.set = true
 }
 
 // expand is fscrypt_hkdf_expand: HKDF-Expand with info = "fscrypt\0" ||
-// context || info, filling okm (at most 255*64 bytes).
+// context || info, filling okm (at most 255*64 bytes). It allocates
+// nothing.
 func (h *hkdfKey) expand(context byte, info []byte, okm []byte) {
 	var full [hkdfMaxInfo + 48]byte
 	fi := append(full[:0], hkdfInfoPrefix...)
 	fi = append(fi, context)
 	fi = append(fi, info...)
-	m, err := h.hmac.Clone()
-	if err != nil {
-		panic(err) // sha512's HMAC always clones
-	}
-	hkdfExpand(m, fi, okm)
+	crypto.HKDFExpandPrepared(&h.key, fi, okm)
 }
 
-func hkdfExpand(m hash.Hash, info, okm []byte) {
-	var t [sha512DigestSize]byte
-	var prev []byte
-	counter := byte(1)
-	for i := 0; i < len(okm); i += sha512DigestSize {
-		m.Reset()
-		m.Write(prev)
-		m.Write(info)
-		c := [1]byte{counter}
-		m.Write(c[:])
-		m.Sum(t[:0])
-		copy(okm[i:], t[:])
-		prev = t[:]
-		counter++
-	}
-	clear(t[:])
-}
-
-// wipe is fscrypt_destroy_hkdf: zero the pseudorandom key.
+// wipe is fscrypt_destroy_hkdf: zero the prepared HMAC key
+// (memzero_explicit of the struct).
 func (h *hkdfKey) wipe() {
-	clear(h.prk[:])
-	h.hmac = nil
+	h.key.Wipe()
 	h.set = false
 }
 

@@ -431,7 +431,7 @@ func PrepareNewInode(t *kernel.Task, dir, inode Inode) (encrypt bool, err error)
 		return false, nil
 	}
 	var nonce [FileNonceSize]byte
-	randomBytes(nonce[:])
+	t.K.GetRandomBytes(nonce[:])
 	pol := *p
 	return true, setupEncryptionInfo(t, inode, &pol, nonce, dir.IsCasefolded() && isDir(inode))
 }

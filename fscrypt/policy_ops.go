@@ -1,7 +1,6 @@
 package fscrypt
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"math/bits"
 
@@ -187,9 +186,7 @@ func setEncryptionPolicy(t *kernel.Task, cred *kernel.Cred, inode Inode, p *Poli
 		}
 	}
 	ctx := Context{Policy: *p}
-	if _, err := rand.Read(ctx.Nonce[:]); err != nil {
-		return errno.EIO
-	}
+	t.K.GetRandomBytes(ctx.Nonce[:])
 	return inode.SuperBlock().Cop().SetContext(t, inode, ctx.Marshal(), nil)
 }
 

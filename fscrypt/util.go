@@ -1,7 +1,6 @@
 package fscrypt
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"syscall"
 
@@ -42,10 +41,3 @@ func errnoValue(err error) int {
 }
 
 func putLE64(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) }
-
-// randomBytes is get_random_bytes.
-func randomBytes(b []byte) {
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-}

@@ -62,6 +62,12 @@ func (b *Bug) String() string {
 	return fmt.Sprintf("%s at %s:%d task=%s", b.Error(), b.File, b.Line, b.Task)
 }
 
+// Dies reports whether the kernel would kill the task that raised b: a
+// BUG()/BUG_ON() or a fault oopses (die(), then do_exit), while a KASAN
+// report is printed and execution goes on (unless panic_on_warn or
+// kasan.fault=panic).
+func (b *Bug) Dies() bool { return !strings.HasPrefix(b.Kind, "KASAN") }
+
 // Is makes errors.Is(err, ErrBug) true for every *Bug.
 func (b *Bug) Is(target error) bool { return target == ErrBug }
 
@@ -162,6 +168,12 @@ func shortFunc(name string) string {
 // reported as KASAN slab-out-of-bounds with the region size and offset), or
 // any other runtime fault. The report is recorded in the machine's BugLog,
 // logged, counted, and stored in *errp; the program goes on.
+//
+// The machine is tainted as the kernel taints it: TAINT_DIE ('D') for a
+// task that oopses (oops_end), TAINT_BAD_PAGE ('B') for a KASAN report
+// (mm/kasan/report.c end_report). The locks the task recorded with
+// LockAcquire and did not release are listed and released (see
+// releaseHeldLocks), so that a later taker does not hang.
 func (t *Task) Recover(errp *error) {
 	r := recover()
 	if r == nil {
@@ -172,6 +184,13 @@ func (t *Task) Recover(errp *error) {
 	t.K.Bugs.Add(b)
 	t.Inc(EvBug)
 	t.Printk("%s", b.String())
+	t.Printk("CPU: 0 PID: %d Comm: %s %s", t.PID, t.Comm, t.K.PrintTainted())
+	if b.Dies() {
+		t.K.AddTaint(TAINT_DIE)
+	} else {
+		t.K.AddTaint(TAINT_BAD_PAGE)
+	}
+	t.releaseHeldLocks(b)
 	if errp != nil {
 		*errp = b
 	}

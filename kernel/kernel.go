@@ -33,6 +33,9 @@ type Kernel struct {
 	// booted with slub_debug=FZPU does (kmem.SlubDebug), as debug and
 	// Android userdebug kernels do.
 	SlubDebug bool
+	// Failslab is the machine's failslab (mm/failslab.c): the knobs of
+	// /sys/kernel/debug/failslab/, consulted by every task's allocations.
+	Failslab *kmem.FailslabAttr
 
 	nextPID atomic.Int64
 	// patches is the machine's patch selection, fixed when it is made.
@@ -42,6 +45,9 @@ type Kernel struct {
 	counting  bool
 	countedMu sync.Mutex
 	counted   []*Task
+
+	random  random        // get_random_bytes (random.go)
+	tainted atomic.Uint64 // tainted_mask (panic.go)
 }
 
 // Config is what a machine is made with (NewWith).
@@ -66,8 +72,10 @@ func New() *Kernel { return NewWith(Config{}) }
 
 // NewWith returns a machine made with cfg.
 func NewWith(cfg Config) *Kernel {
-	return &Kernel{RCU: &rcu.Domain{}, Log: &Log{}, Bugs: &BugLog{},
+	k := &Kernel{RCU: &rcu.Domain{}, Log: &Log{}, Bugs: &BugLog{}, Failslab: kmem.NewFailslab(0),
 		SlubDebug: cfg.SlubDebug, patches: cfg.Patches, counting: cfg.Counting}
+	k.Failslab.Printk = k.Log.append
+	return k
 }
 
 // Patches is the machine's patch selection, which every layer reads its
@@ -107,6 +115,7 @@ type Task struct {
 	Tracer *Tracer
 
 	counted bool
+	held heldLocks // lockdep's held_locks (lockdep.go)
 }
 
 // NewTask creates a task named comm on k. It counts nothing until
@@ -115,6 +124,7 @@ type Task struct {
 func (k *Kernel) NewTask(comm string) *Task {
 	t := &Task{K: k, PID: int(k.nextPID.Add(1)), Comm: comm}
 	t.RCU = k.RCU.NewReader(nil)
+	t.Slab = k.Failslab
 	if k.SlubDebug {
 		t.Debug = &kmem.SlubDebug{}
 	}

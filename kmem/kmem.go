@@ -1,7 +1,10 @@
 // Package kmem models the kernel's slab allocator interface (mm/slab_common.c,
 // mm/slub.c, include/linux/slab.h): kmalloc, kzalloc, kfree, kfree_sensitive
 // and kmem_cache_alloc/free, with GFP flags, per-call-site accounting and
-// failslab-style fault injection (mm/failslab.c, lib/fault-inject.c).
+// fault injection: the kernel's own interface (faultinject.go: failslab's
+// fault_attr knobs and filters, the task's /proc/self/fail-nth;
+// mm/failslab.c, lib/fault-inject.c) and, in front of it, a per-task test
+// injector by call number, site or seeded probability (failslab.go).
 //
 // Every byte allocation is a real Go allocation of exactly the requested
 // size, with len == cap, so that a write past its end panics as KASAN would
@@ -41,6 +44,9 @@ const (
 	GFPNoWait
 	GFPZero
 	GFPNoFail
+	// GFPNoWarn is __GFP_NOWARN: a failure is silent (failslab prints no
+	// FAULT_INJECTION notice for it).
+	GFPNoWarn
 )
 
 // String names the flags as the kernel prints them ("GFP_NOFS|__GFP_ZERO").
@@ -50,7 +56,8 @@ func (g GFP) String() string {
 		bit  GFP
 		name string
 	}{{GFPKernel, "GFP_KERNEL"}, {GFPNoFS, "GFP_NOFS"}, {GFPAtomic, "GFP_ATOMIC"},
-		{GFPNoWait, "GFP_NOWAIT"}, {GFPZero, "__GFP_ZERO"}, {GFPNoFail, "__GFP_NOFAIL"}} {
+		{GFPNoWait, "GFP_NOWAIT"}, {GFPZero, "__GFP_ZERO"}, {GFPNoFail, "__GFP_NOFAIL"},
+		{GFPNoWarn, "__GFP_NOWARN"}} {
 		if g&f.bit != 0 {
 			parts = append(parts, f.name)
 		}
@@ -242,8 +249,14 @@ func (st *Stats) String() string {
 // whether they may be made to fail. Every field may be nil.
 type Ctx struct {
 	Stats *Stats
-	Fail  *Failslab
-	Ev    *events.Counters
+	// Fail is the task's own test injector (by call number, site or seeded
+	// probability), consulted before the kernel's interface.
+	Fail *Failslab
+	// Slab is the machine's failslab (faultinject.go), shared by its
+	// tasks; FailNth is the task's fail_nth (/proc/self/fail-nth).
+	Slab    *FailslabAttr
+	FailNth uint32
+	Ev      *events.Counters
 	// Debug, when not nil, makes allocations cost what they cost under
 	// SLUB debugging (see SlubDebug).
 	Debug *SlubDebug
@@ -274,7 +287,8 @@ func Kmalloc(c *Ctx, site *Site, size int, flags GFP) ([]byte, error) {
 	if size == 0 {
 		return zeroSize, nil
 	}
-	if size < 0 || size > KmallocMaxSize || c.shouldFail(site, size, flags) {
+	if size < 0 || size > KmallocMaxSize || c.shouldFail(site, size, flags) ||
+		c.shouldFailslab(nil, size, site, flags) {
 		c.fail(site)
 		return nil, errno.ENOMEM
 	}
@@ -345,7 +359,7 @@ func (k *Cache) Size() int { return k.size }
 // when fault injection fails the call; the caller must then not create the
 // object.
 func (k *Cache) Alloc(c *Ctx, flags GFP) error {
-	if c.shouldFail(k.site, k.size, flags) {
+	if c.shouldFail(k.site, k.size, flags) || c.shouldFailslab(k, k.size, k.site, flags) {
 		c.fail(k.site)
 		return errno.ENOMEM
 	}
@@ -403,4 +417,23 @@ func (c *Ctx) shouldFail(site *Site, size int, flags GFP) bool {
 		return false
 	}
 	return c.Fail.should(site, size)
+}
+
+// shouldFailslab is the slab_pre_alloc_hook's should_failslab call, for
+// the task's fail_nth and the machine's failslab: cache is the kmem cache,
+// or nil for a kmalloc of size bytes (served by a kmalloc-N cache, or by
+// the page allocator above KmallocMaxCacheSize, which failslab does not
+// see). The fast path, with neither armed, is two loads.
+func (c *Ctx) shouldFailslab(cache *Cache, size int, site *Site, flags GFP) bool {
+	if c == nil || c.Slab == nil || (c.FailNth == 0 && c.Slab.probability.Load() == 0) {
+		return false
+	}
+	if cache != nil {
+		return c.Slab.shouldFailslab(c, cache.site.name, cache.size, site, flags)
+	}
+	name := KmallocCacheName(size)
+	if name == "" {
+		return false
+	}
+	return c.Slab.shouldFailslab(c, name, kmallocClass(size), site, flags)
 }

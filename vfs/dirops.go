@@ -15,7 +15,7 @@ type created struct {
 
 // done is done_path_create: unlock the parent, drop both references.
 func (c *created) done(t *kernel.Task) {
-	c.parent.Dentry.Inode().Rwsem.Unlock()
+	inodeUnlock(t, c.parent.Dentry.Inode())
 	dcache.Dput(t, c.dentry)
 	c.parent.put(t)
 }
@@ -39,7 +39,7 @@ func (p *Proc) filenameCreate(t *kernel.Task, dfd int, name string, wantDir bool
 		createFlags = 0
 	}
 	dir := pr.path.Dentry.Inode()
-	dir.Rwsem.Lock()
+	inodeLock(t, dir, "filename_create")
 	d, err := lookupOneQstrExcl(t, &pr.last, pr.path.Dentry, createFlags)
 	if err == nil && d.IsPositive() {
 		dcache.Dput(t, d)
@@ -49,7 +49,7 @@ func (p *Proc) filenameCreate(t *kernel.Task, dfd int, name string, wantDir bool
 		err = errno.ENOENT
 	}
 	if err != nil {
-		dir.Rwsem.Unlock()
+		inodeUnlock(t, dir)
 		pr.path.put(t)
 		return nil, err
 	}

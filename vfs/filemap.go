@@ -111,10 +111,25 @@ func GenericFileWriteIter(t *kernel.Task, f *File, m *AddressSpace, buf []byte, 
 // GenericPerformWrite is generic_perform_write (mm/filemap.c): buf goes
 // into m's file at *pos (at i_size with appendMode), page by page:
 // ->write_begin, the copy, then the page's writeback; i_size grows with
-// each page written and *pos advances by the whole write. A write starting
-// at s_maxbytes is EFBIG, one crossing it is cut short there; ENOKEY for
-// an encrypted file without its key; a page that fails ends the write with
-// what came before it. The caller holds the inode's i_rwsem.
+// each page written. A write starting at s_maxbytes is EFBIG, one crossing
+// it is cut short there; ENOKEY for an encrypted file without its key.
+//
+// A page that fails ends the write with Linux's short-write rule: the
+// bytes written before it are returned with no error and *pos advances by
+// them (generic_perform_write returns "written ? written : status", and
+// the caller moves ki_pos by written); only a failure on the first page
+// returns the error. So a 5000-byte write whose second page fails returns
+// 4096, and the next write(2) reports the error.
+//
+// Deviation: the model writes each page back at once, inside write(2),
+// and encrypts it there (fscrypt_encrypt_pagecache_blocks into a bounce
+// page), where ext4 and f2fs encrypt at writeback (ext4_bio_write_folio,
+// f2fs_encrypt_one_page), after write(2) has returned; they retry a
+// bounce page allocation that fails there (with GFP_NOFS, then waiting
+// under __GFP_NOFAIL) rather than failing the write. In the model such
+// a failure is a failed page of the write, so an allocation failure at
+// encryption surfaces as a short write or ENOMEM from write(2) itself.
+// The caller holds the inode's i_rwsem.
 func GenericPerformWrite(t *kernel.Task, m *AddressSpace, buf []byte, pos *int64, appendMode bool) (int, error) {
 	inode := m.Host
 	if len(buf) == 0 {
@@ -139,12 +154,17 @@ func GenericPerformWrite(t *kernel.Task, m *AddressSpace, buf []byte, pos *int64
 		p := *pos + int64(done)
 		index, off := uint64(p/PageSize), int(p%PageSize)
 		c := min(n-done, PageSize-off)
-		if err := m.Ops.WriteBegin(t, inode, index, off, c, page[:]); err != nil {
-			return done, err
+		err := m.Ops.WriteBegin(t, inode, index, off, c, page[:])
+		if err == nil {
+			copy(page[off:], buf[done:done+c])
+			err = m.Ops.WritePage(t, inode, index, page[:])
 		}
-		copy(page[off:], buf[done:done+c])
-		if err := m.Ops.WritePage(t, inode, index, page[:]); err != nil {
-			return done, err
+		if err != nil {
+			if done == 0 {
+				return 0, err
+			}
+			*pos += int64(done)
+			return done, nil
 		}
 		done += c
 		if end := p + int64(c); end > inode.Size() {

@@ -177,10 +177,10 @@ func (nd *nameidata) openLastLookups(f *File, op *openFlags) (string, bool, erro
 	}
 	if d == nil {
 		dir := nd.path.Dentry.Inode()
-		dir.Rwsem.Lock()
+		inodeLock(nd.t, dir, "open_last_lookups")
 		var err error
 		d, err = nd.lookupOpen(f, op)
-		dir.Rwsem.Unlock()
+		inodeUnlock(nd.t, dir)
 		if err != nil {
 			return "", false, err
 		}

@@ -189,6 +189,10 @@ func (c *Ctx) Wipe() {
 	c.KeyLength = 0
 }
 
+// IsZero reports whether every byte of the key schedules is zero, as
+// after Wipe: a test of key wiping looks at it.
+func (c *Ctx) IsZero() bool { return *c == Ctx{} }
+
 // Accelerated reports whether this build runs the AES-NI assembly (amd64
 // with the AES instructions, not built with the purego tag). The kernel
 // registers its aesni drivers only when the CPU has X86_FEATURE_AES; a

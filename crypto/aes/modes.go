@@ -126,6 +126,10 @@ func (k *keyedCtx) Wipe() {
 	k.keyed = false
 }
 
+// KeyZero reports whether the expanded key is all zero (after Wipe, or
+// before any SetKey).
+func (k *keyedCtx) KeyZero() bool { return k.ctx.IsZero() }
+
 // ECB is the context of the "ecb-aes-aesni" skcipher (ecb(aes); the generic
 // equivalent is the crypto/ecb.c template over aes-generic): every 16-byte
 // block is encrypted independently. The zero value holds no key.
@@ -456,6 +460,9 @@ func xtsDecryptSteal(c *Ctx, dst, src []byte, t *[BlockSize]byte, asm bool) {
 	clear(pp[:])
 	clear(t1[:])
 }
+
+// KeyZero reports whether both expanded keys are all zero.
+func (x *XTS) KeyZero() bool { return x.data.IsZero() && x.tweak.IsZero() }
 
 // Wipe zeroes both expanded keys; the XTS then holds no key.
 func (x *XTS) Wipe() {
