@@ -81,6 +81,14 @@ func TestPropertyFilenames(t *testing.T) {
 			}
 			ct := bytes.Clone(fname.DiskName)
 			fscrypt.FreeFilename(task, &fname)
+			if string(name) == "." || string(name) == ".." {
+				// fscrypt_setup_filename leaves "." and ".." as they are
+				// (fscrypt_is_dot_dotdot).
+				if !bytes.Equal(ct, name) {
+					rt.Fatalf("%s: %q set up as %x", variant, name, ct)
+				}
+				continue
+			}
 			pad := p.PaddingBytes()
 			if want := min((max(len(name), 16)+pad-1)/pad*pad, 255); len(ct) != want {
 				rt.Fatalf("%s: %d-byte name encrypted to %d bytes, want %d", variant, len(name), len(ct), want)
