@@ -1,0 +1,183 @@
+# The prelude of vfslab sh: the helpers of xfstests' common/rc,
+# common/filter and common/encrypt that fscrypt tests call, written for the
+# simulated machine. Every script runs after it; `. ./common/...` lines are
+# no-ops.
+
+XFS_IO_PROG=xfs_io
+KEYCTL_PROG=keyctl
+FSCRYPTCTL_PROG=fscryptctl
+MKFS_PROG=mkfs
+here=/
+seqres=/tmp/vfslab.res
+tmp=/tmp/vfslab.tmp
+
+# The fixed test key of common/encrypt: the 64 bytes 0x01..0x40, as the
+# escaped string that `echo -ne` turns into bytes.
+TEST_RAW_KEY=
+for i in $(seq 1 64); do
+	TEST_RAW_KEY="$TEST_RAW_KEY\\x$(printf "%02x" $i)"
+done
+TEST_KEY_DESCRIPTOR="0000111122223333"
+TEST_KEY_IDENTIFIER="69b2f6edeee720cce0577937eb8a6751"
+TEST_KEYRING_ID=
+
+_fail() { echo "$*" | tee -a $seqres.full; exit 1; }
+_notrun() { echo "$seq not run: $*"; exit 0; }
+_begin_fstest() { :; }
+_supported_fs() { :; }
+_require_scratch() { :; }
+_require_scratch_nocheck() { :; }
+_require_test() { :; }
+_require_xfs_io_command() { :; }
+_require_command() { :; }
+_require_user() { :; }
+_require_symlinks() { :; }
+_require_scratch_encryption() { :; }
+_require_encryption_policy_support() { :; }
+_require_scratch_shutdown() { _notrun "shutdown is not modelled"; }
+_require_scratch_casefold() { :; }
+_exclude_fs() { :; }
+_cleanup() { :; }
+_check_scratch_fs() { :; }
+_scratch_fsck() { :; }
+status=0
+
+_scratch_mkfs()
+{
+	case "$FSTYP" in
+	f2fs) mkfs.f2fs -f "$@" $SCRATCH_DEV >/dev/null ;;
+	*) mkfs.ext4 -q -F "$@" $SCRATCH_DEV >/dev/null ;;
+	esac
+}
+
+_scratch_mkfs_encrypted()
+{
+	case "$FSTYP" in
+	f2fs) _scratch_mkfs -O encrypt "$@" ;;
+	*) _scratch_mkfs -O encrypt "$@" ;;
+	esac
+}
+
+# The model's devices are sparse and unsized: the size is ignored.
+_scratch_mkfs_sized()
+{
+	shift
+	_scratch_mkfs "$@"
+}
+
+_scratch_mkfs_stable_inodes_encrypted() { _scratch_mkfs_encrypted "$@"; }
+
+_scratch_mount()
+{
+	if [ -n "$MOUNT_OPTIONS" ]; then
+		mount -o "$MOUNT_OPTIONS" "$@" $SCRATCH_DEV $SCRATCH_MNT
+	else
+		mount "$@" $SCRATCH_DEV $SCRATCH_MNT
+	fi
+}
+
+_scratch_unmount() { umount $SCRATCH_MNT; }
+
+_scratch_cycle_mount()
+{
+	_scratch_unmount && _scratch_mount "$@"
+}
+
+_scratch_remount() { mount -o remount,"$1" $SCRATCH_MNT; }
+
+_init_session_keyring()
+{
+	TEST_KEYRING_ID=$(keyctl new_session)
+}
+_new_session_keyring() { keyctl new_session >/dev/null; }
+
+_set_encpolicy()
+{
+	local dir=$1
+	shift
+	xfs_io -c "set_encpolicy $*" "$dir"
+}
+
+_get_encpolicy()
+{
+	local file=$1
+	shift
+	xfs_io -c "get_encpolicy $*" "$file"
+}
+
+_add_enckey()
+{
+	local mnt=$1
+	local raw_key=$2
+	shift 2
+	echo -ne "$raw_key" | xfs_io -c "add_enckey $*" "$mnt"
+}
+
+_user_add_enckey()
+{
+	local mnt=$1
+	local raw_key=$2
+	shift 2
+	_user_do "echo -ne \"$raw_key\" | xfs_io -c \"add_enckey $*\" \"$mnt\""
+}
+
+_rm_enckey()
+{
+	local mnt=$1
+	local keyspec=$2
+	shift 2
+	xfs_io -c "rm_enckey $* $keyspec" "$mnt"
+}
+
+_user_rm_enckey()
+{
+	local mnt=$1
+	local keyspec=$2
+	shift 2
+	_user_do "xfs_io -c \"rm_enckey $* $keyspec\" \"$mnt\""
+}
+
+_enckey_status()
+{
+	local mnt=$1
+	local keyspec=$2
+	shift 2
+	xfs_io -c "enckey_status $* $keyspec" "$mnt"
+}
+
+_user_enckey_status()
+{
+	local mnt=$1
+	local keyspec=$2
+	shift 2
+	_user_do "xfs_io -c \"enckey_status $* $keyspec\" \"$mnt\""
+}
+
+_user_do() { su ${qa_user:-fsgqa} -c "$1" 2>&1; }
+
+_generate_key_descriptor() { echo "0123456789abcdef"; }
+
+_filter_scratch()
+{
+	sed -e "s,$SCRATCH_MNT,SCRATCH_MNT,g" -e "s,$SCRATCH_DEV,SCRATCH_DEV,g"
+}
+
+_filter_test_dir()
+{
+	sed -e "s,$TEST_DIR,TEST_DIR,g" -e "s,$TEST_DEV,TEST_DEV,g"
+}
+
+_filter_xfs_io()
+{
+	sed -e "s/[0-9/.]* [GMKiBbytes]*, [0-9]* ops\; [0-9/:. sec]* ([infa0-9/.]* [EPGMKiBbytes]*\/sec and [infa0-9/.]* ops\/sec)/XXX Bytes, X ops\; XX:XX:XX.X (XXX YYY\/sec and XXX ops\/sec)/"
+}
+
+_filter_xfs_io_error() { sed -e "s/^\(.*\)64\(: .*$\)/\1XXX\2/"; }
+
+_filter_user_do() { cat; }
+
+_filter_enckey_status() { cat; }
+
+_get_encryption_nonce() { :; }
+
+_encrypt_mount_options() { :; }
