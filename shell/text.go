@@ -216,10 +216,38 @@ type sedParser struct {
 	ere bool
 }
 
-func (p *sedParser) delimited(d byte) (string, error) {
+func (p *sedParser) delimited(d byte) (string, error) { return p.delimitedRE(d, false) }
+
+// delimitedRE reads up to the delimiter d; in a regexp (re) a bracket
+// expression is copied whole, as POSIX reads the delimiter inside one as
+// itself.
+func (p *sedParser) delimitedRE(d byte, re bool) (string, error) {
 	var b strings.Builder
 	for p.i < len(p.s) {
 		ch := p.s[p.i]
+		if re && ch == '[' {
+			j := p.i + 1
+			if j < len(p.s) && p.s[j] == '^' {
+				j++
+			}
+			if j < len(p.s) && p.s[j] == ']' {
+				j++
+			}
+			for j < len(p.s) && p.s[j] != ']' {
+				if p.s[j] == '[' && j+1 < len(p.s) && p.s[j+1] == ':' {
+					if k := strings.Index(p.s[j:], ":]"); k > 0 {
+						j += k + 2
+						continue
+					}
+				}
+				j++
+			}
+			if j < len(p.s) {
+				b.WriteString(p.s[p.i : j+1])
+				p.i = j + 1
+				continue
+			}
+		}
 		if ch == '\\' && p.i+1 < len(p.s) {
 			if p.s[p.i+1] == d {
 				b.WriteByte(d)
@@ -266,7 +294,7 @@ func (p *sedParser) addr() (*sedAddr, error) {
 			d = p.s[p.i]
 		}
 		p.i++
-		pat, err := p.delimited(d)
+		pat, err := p.delimitedRE(d, true)
 		if err != nil {
 			return nil, fmt.Errorf("unterminated address regex")
 		}
@@ -330,7 +358,7 @@ func (p *sedParser) parse(end byte) ([]*sedCmd, error) {
 			}
 			d := p.s[p.i]
 			p.i++
-			pat, err := p.delimited(d)
+			pat, err := p.delimitedRE(d, true)
 			if err != nil {
 				return nil, err
 			}

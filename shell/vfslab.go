@@ -59,9 +59,10 @@ func cmdEvents(c *cmd) int {
 }
 
 // cmdPatches is `patches [SET]`: with no argument it prints the kernel's
-// patch set; with one, it boots the machine again with that set, which
-// is possible only before a filesystem was made or mounted (the patch set
-// is fixed when a kernel is built).
+// patch set; with one, it boots a new machine whose kernel runs that set
+// (the set is fixed when a kernel is built): everything the script made
+// before is gone, and the scratch devices come back unformatted. Run it
+// before mkfs and mount.
 func cmdPatches(c *cmd) int {
 	if len(c.args) == 0 {
 		c.m.mu.Lock()
@@ -80,10 +81,6 @@ func cmdPatches(c *cmd) int {
 	}
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
-	if c.m.used {
-		fmt.Fprintln(c.errw, "patches: the machine's kernel already ran mkfs or mount; set patches before them")
-		return 1
-	}
 	for _, p := range c.m.procs {
 		p.Exit(c.m.t)
 	}
