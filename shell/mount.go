@@ -290,6 +290,14 @@ func cmdUmount(c *cmd) int {
 			st = 32
 			continue
 		}
+		// The shell's working directory is only the interpreter's (cd does
+		// not chdir a process), so a shell inside the mount keeps it busy
+		// here, as its cwd reference would in the kernel.
+		if c.dir == r.dir || strings.HasPrefix(c.dir, r.dir+"/") {
+			fmt.Fprintf(c.errw, "umount: %s: target is busy.\n", a)
+			st = 32
+			continue
+		}
 		var sb *vfs.SuperBlock
 		_, err := c.sys(fmt.Sprintf("umount2(%q, 0)", r.dir), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
 			var err error
