@@ -26,7 +26,7 @@ var coreutils = map[string]func(c *cmd) int{
 	"md5sum": cmdMd5sum, "sha256sum": cmdSha256sum, "wc": cmdWc, "diff": cmdDiff,
 	"sort": cmdSort, "uniq": cmdUniq, "tr": cmdTr, "cut": cmdCut, "seq": cmdSeq,
 	"grep": cmdGrep, "egrep": cmdEgrep, "sed": cmdSed, "awk": cmdAwk, "od": cmdOd,
-	"chattr": cmdChattr, "lsattr": cmdLsattr, "tee": cmdTee, "xxd": cmdXxd,
+	"chattr": cmdChattr, "lsattr": cmdLsattr, "tee": cmdTee, "xxd": cmdXxd, "find": cmdFind,
 }
 
 // --- ls ---
@@ -1927,6 +1927,85 @@ func cmdLsattr(c *cmd) int {
 		for _, n := range names {
 			show(path.Join(a, n))
 		}
+	}
+	return st
+}
+
+// cmdFind is find(1) with the tests scenarios use: -type f|d|l, -name
+// PATTERN, -maxdepth N, -print.
+func cmdFind(c *cmd) int {
+	var roots []string
+	i := 0
+	for ; i < len(c.args) && !strings.HasPrefix(c.args[i], "-"); i++ {
+		roots = append(roots, c.args[i])
+	}
+	if len(roots) == 0 {
+		roots = []string{"."}
+	}
+	typ, name, maxDepth := byte(0), "", -1
+	for ; i < len(c.args); i++ {
+		a := c.args[i]
+		if a == "-print" {
+			continue
+		}
+		if i+1 >= len(c.args) {
+			c.errf("missing argument to `%s'", a)
+			return 1
+		}
+		v := c.args[i+1]
+		i++
+		switch a {
+		case "-type":
+			typ = v[0]
+		case "-name":
+			name = v
+		case "-maxdepth":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				c.errf("Expected a positive decimal integer argument to -maxdepth, but got `%s'", v)
+				return 1
+			}
+			maxDepth = n
+		default:
+			c.errf("unknown predicate `%s'", a)
+			return 1
+		}
+	}
+	st := 0
+	var walk func(p string, depth int)
+	walk = func(p string, depth int) {
+		s, err := c.stat(p, false)
+		if err != nil {
+			c.errf("'%s': %s", p, strerror(err))
+			st = 1
+			return
+		}
+		t := map[uint32]byte{vfs.S_IFREG: 'f', vfs.S_IFDIR: 'd', vfs.S_IFLNK: 'l'}[s.Mode&vfs.S_IFMT]
+		ok := typ == 0 || typ == t
+		if ok && name != "" {
+			ok, _ = path.Match(name, path.Base(p))
+		}
+		if ok {
+			fmt.Fprintln(c.out, p)
+		}
+		if t != 'd' || (maxDepth >= 0 && depth >= maxDepth) {
+			return
+		}
+		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(p))
+		if err != nil {
+			c.errf("'%s': %s", p, strerror(err))
+			st = 1
+			return
+		}
+		for _, e := range ents {
+			if e.Name == "." || e.Name == ".." {
+				continue
+			}
+			walk(strings.TrimSuffix(p, "/")+"/"+e.Name, depth+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
 	}
 	return st
 }

@@ -15,7 +15,11 @@ import (
 )
 
 // interpExit reports the status of an exit status error.
-func interpExit(err error) (uint8, bool) { return interp.IsExitStatus(err) }
+func interpExit(err error) (uint8, bool) {
+	var es interp.ExitStatus
+	ok := errors.As(err, &es)
+	return uint8(es), ok
+}
 
 // interactive is the prompt: line editing, history (in memory: nothing is
 // written to the host) and completion of command names, with statements

@@ -23,10 +23,6 @@ import (
 // on a VM with virtio disks.
 var scratchDevs = []string{"/dev/vdb", "/dev/vdc", "/dev/vdd", "/dev/vde"}
 
-// scratchDevSize is the size each scratch device reports (sparse: blocks
-// are allocated as the filesystem writes them).
-const scratchDevSize = 256 << 20
-
 // users are the accounts of /etc/passwd: root and xfstests' qa users.
 var users = map[string]uint32{"root": 0, "fsgqa": 1000, "fsgqa2": 1001, "123456-fsgqa": 123456}
 

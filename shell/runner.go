@@ -516,16 +516,16 @@ func (s *Shell) execHandler(ctx context.Context, args []string) (err error) {
 	fn, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(hc.Stderr, "%s: command not found\n", args[0])
-		return interp.NewExitStatus(127)
+		return interp.ExitStatus(127)
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(hc.Stderr, "%s: internal error: %v\n%s", args[0], r, debug.Stack())
-			err = interp.NewExitStatus(1)
+			err = interp.ExitStatus(1)
 		}
 	}()
 	if st := fn(c); st != 0 {
-		return interp.NewExitStatus(uint8(st))
+		return interp.ExitStatus(uint8(st))
 	}
 	return nil
 }
@@ -603,8 +603,9 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	if st, ok := interp.IsExitStatus(err); ok {
-		return int(st)
+	var es interp.ExitStatus
+	if errors.As(err, &es) {
+		return int(es)
 	}
 	var ps syntax.ParseError
 	if errors.As(err, &ps) {
