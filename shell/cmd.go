@@ -39,6 +39,10 @@ func init() {
 		"__vfslab_which": cmdWhich,
 		"__vfslab_fd":    cmdFd,
 		"su":             cmdSu,
+		"sh":             cmdSh,
+		"bash":           cmdSh,
+		"xargs":          cmdXargs,
+		"chmod":          cmdChmod,
 		"id":             cmdID,
 		"whoami":         cmdWhoami,
 		"sleep":          func(*cmd) int { return 0 },
@@ -341,6 +345,152 @@ func cmdSu(c *cmd) int {
 		r.Run(context.WithValue(c.ctx, uidKey{}, uid), c.s.prelude)
 	}
 	return exitCode(r.Run(context.WithValue(c.ctx, uidKey{}, uid), f), c.errw)
+}
+
+// cmdSh is `sh -c COMMAND [NAME [ARGS...]]` and `sh` reading commands
+// from standard input: a child shell of the same user on the machine.
+func cmdSh(c *cmd) int {
+	var src io.Reader = c.in
+	var params []string
+	name := c.name
+	args := c.args
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-c" {
+		args = args[1:]
+	}
+	in := c.in
+	if len(args) > 0 && args[0] == "-c" {
+		if len(args) < 2 {
+			fmt.Fprintf(c.errw, "%s: -c: option requires an argument\n", c.name)
+			return 2
+		}
+		src = strings.NewReader(args[1])
+		if len(args) > 2 {
+			name, params = args[2], args[3:]
+		}
+	} else if len(args) > 0 {
+		data, err := c.readAll(args[0])
+		if err != nil {
+			fmt.Fprintf(c.errw, "%s: %s: %s\n", c.name, args[0], strerror(err))
+			return 127
+		}
+		src, name, params = strings.NewReader(string(data)), args[0], args[1:]
+	} else {
+		in = strings.NewReader("")
+	}
+	f, err := syntax.NewParser().Parse(src, name)
+	if err != nil {
+		fmt.Fprintln(c.errw, err)
+		return 2
+	}
+	if err := rewrite(f); err != nil {
+		fmt.Fprintln(c.errw, err)
+		return 2
+	}
+	r, err := c.s.newRunner(in, c.out, c.errw, false, params...)
+	if err != nil {
+		fmt.Fprintln(c.errw, c.name+":", err)
+		return 1
+	}
+	r.Dir = c.dir
+	ctx := context.WithValue(c.ctx, uidKey{}, c.uid)
+	if c.s.prelude != nil {
+		r.Run(ctx, c.s.prelude)
+	}
+	return exitCode(r.Run(ctx, f), c.errw)
+}
+
+// cmdXargs is xargs [-n N] [-I REPL] CMD...: the machine's command with
+// the words of standard input appended (or substituted for REPL).
+func cmdXargs(c *cmd) int {
+	n, repl := 0, ""
+	args := c.args
+	for len(args) > 1 && strings.HasPrefix(args[0], "-") {
+		switch {
+		case args[0] == "-n":
+			n, _ = strconv.Atoi(args[1])
+			args = args[2:]
+		case args[0] == "-I":
+			repl = args[1]
+			args = args[2:]
+		case args[0] == "-0" || args[0] == "-r":
+			args = args[1:]
+		default:
+			fmt.Fprintf(c.errw, "xargs: invalid option -- '%s'\n", strings.TrimPrefix(args[0], "-"))
+			return 1
+		}
+	}
+	if len(args) == 0 {
+		args = []string{"echo"}
+	}
+	data, _ := io.ReadAll(c.in)
+	var words []string
+	if repl != "" {
+		words = splitLines(data)
+		n = 1
+	} else {
+		words = strings.Fields(string(data))
+	}
+	if n <= 0 {
+		n = len(words)
+	}
+	st := 0
+	for i := 0; i < len(words) || (i == 0 && len(words) == 0 && repl == ""); i += max(n, 1) {
+		var argv []string
+		batch := words[i:min(i+n, len(words))]
+		if repl != "" {
+			for _, a := range args {
+				argv = append(argv, strings.ReplaceAll(a, repl, batch[0]))
+			}
+		} else {
+			argv = append(append(argv, args...), batch...)
+		}
+		fn, ok := commands[argv[0]]
+		if !ok {
+			fmt.Fprintf(c.errw, "xargs: %s: No such file or directory\n", argv[0])
+			return 127
+		}
+		sub := *c
+		sub.name, sub.args, sub.in = argv[0], argv[1:], strings.NewReader("")
+		if r := fn(&sub); r != 0 {
+			st = 123
+		}
+		if len(words) == 0 {
+			break
+		}
+	}
+	return st
+}
+
+// cmdChmod is chmod(1) as far as the model goes: it checks the mode and
+// that each file exists. The model's filesystems have no permission checks
+// and keep the mode a file was created with (their ->setattr handles only
+// ATTR_SIZE), so the mode is not changed.
+func cmdChmod(c *cmd) int {
+	var args []string
+	for _, a := range c.args {
+		if a != "-R" && a != "-f" && a != "-v" {
+			args = append(args, a)
+		}
+	}
+	if len(args) < 2 {
+		c.errf("missing operand")
+		fmt.Fprintf(c.errw, "Try 'chmod --help' for more information.\n")
+		return 1
+	}
+	mode := args[0]
+	if strings.Trim(mode, "01234567") != "" && strings.Trim(mode, "ugoa+-=rwxXst,") != "" {
+		c.errf("invalid mode: '%s'", mode)
+		fmt.Fprintf(c.errw, "Try 'chmod --help' for more information.\n")
+		return 1
+	}
+	st := 0
+	for _, a := range args[1:] {
+		if _, err := c.stat(a, true); err != nil {
+			c.errf("cannot access '%s': %s", a, strerror(err))
+			st = 1
+		}
+	}
+	return st
 }
 
 func userName(uid uint32) string {

@@ -26,7 +26,7 @@ var coreutils = map[string]func(c *cmd) int{
 	"md5sum": cmdMd5sum, "sha256sum": cmdSha256sum, "wc": cmdWc, "diff": cmdDiff,
 	"sort": cmdSort, "uniq": cmdUniq, "tr": cmdTr, "cut": cmdCut, "seq": cmdSeq,
 	"grep": cmdGrep, "egrep": cmdEgrep, "sed": cmdSed, "awk": cmdAwk, "od": cmdOd,
-	"chattr": cmdChattr, "lsattr": cmdLsattr, "tee": cmdTee, "xxd": cmdXxd, "find": cmdFind,
+	"chattr": cmdChattr, "lsattr": cmdLsattr, "tee": cmdTee, "xxd": cmdXxd, "find": cmdFind, "cmp": cmdCmp,
 }
 
 // --- ls ---
@@ -2008,4 +2008,53 @@ func cmdFind(c *cmd) int {
 		walk(r, 0)
 	}
 	return st
+}
+
+// cmdCmp is cmp(1): status 0 when the files are the same, 1 when they
+// differ (with the first difference), 2 on trouble.
+func cmdCmp(c *cmd) int {
+	opts, args, ok := c.flags("sl", "", "[OPTION]... FILE1 [FILE2 [SKIP1 [SKIP2]]]")
+	if !ok {
+		return 2
+	}
+	if len(args) == 1 {
+		args = append(args, "-")
+	}
+	if len(args) < 2 {
+		c.errf("missing operand after '%s'", strings.Join(args, " "))
+		return 2
+	}
+	a, err := c.readAll(args[0])
+	if err != nil {
+		c.errf("%s: %s", args[0], strerror(err))
+		return 2
+	}
+	b, err := c.readAll(args[1])
+	if err != nil {
+		c.errf("%s: %s", args[1], strerror(err))
+		return 2
+	}
+	line := 1
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			if opts['s'] == "" {
+				fmt.Fprintf(c.out, "%s %s differ: byte %d, line %d\n", args[0], args[1], i+1, line)
+			}
+			return 1
+		}
+		if a[i] == '\n' {
+			line++
+		}
+	}
+	if len(a) != len(b) {
+		if opts['s'] == "" {
+			short := args[0]
+			if len(b) < len(a) {
+				short = args[1]
+			}
+			fmt.Fprintf(c.errw, "cmp: EOF on %s after byte %d\n", short, min(len(a), len(b)))
+		}
+		return 1
+	}
+	return 0
 }

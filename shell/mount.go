@@ -158,9 +158,15 @@ func cmdMount(c *cmd) int {
 			fmt.Fprintf(c.errw, "mount: %s: mount point not mounted or bad option.\n", rest[len(rest)-1])
 			return 32
 		}
-		_, err := c.sys(fmt.Sprintf("mount(%q, MS_REMOUNT, %q)", r.dir, strings.Join(data, ",")), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
-			return 0, c.m.sys.Remount(t, p, r.dir, strings.Join(data, ","))
-		})
+		// MS_RDONLY and the other flags are recorded only: the model's VFS
+		// has no read-only mounts. The filesystem's own options go to its
+		// reconfigure.
+		var err error
+		if len(data) > 0 {
+			_, err = c.sys(fmt.Sprintf("mount(%q, MS_REMOUNT, %q)", r.dir, strings.Join(data, ",")), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+				return 0, c.m.sys.Remount(t, p, r.dir, strings.Join(data, ","))
+			})
+		}
 		if err != nil {
 			return mountFail(c, r.dir, r.source)
 		}

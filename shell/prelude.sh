@@ -21,6 +21,9 @@ TEST_KEY_DESCRIPTOR="0000111122223333"
 TEST_KEY_IDENTIFIER="69b2f6edeee720cce0577937eb8a6751"
 TEST_KEYRING_ID=
 
+# $RANDOM repeats with the machine's seed (assigning RANDOM seeds it).
+RANDOM=${VFSLAB_SEED:-0}
+
 _fail() { echo "$*" | tee -a $seqres.full; exit 1; }
 _notrun() { echo "$seq not run: $*"; exit 0; }
 _begin_fstest() { :; }
@@ -113,12 +116,19 @@ _add_enckey()
 	echo -ne "$raw_key" | xfs_io -c "add_enckey $*" "$mnt"
 }
 
-_user_add_enckey()
+_user_do_add_enckey()
 {
 	local mnt=$1
 	local raw_key=$2
 	shift 2
 	_user_do "echo -ne \"$raw_key\" | xfs_io -c \"add_enckey $*\" \"$mnt\""
+}
+
+_user_do_get_encpolicy()
+{
+	local file=$1
+	shift
+	_user_do "xfs_io -c \"get_encpolicy $*\" \"$file\""
 }
 
 _rm_enckey()
@@ -129,7 +139,7 @@ _rm_enckey()
 	xfs_io -c "rm_enckey $* $keyspec" "$mnt"
 }
 
-_user_rm_enckey()
+_user_do_rm_enckey()
 {
 	local mnt=$1
 	local keyspec=$2
@@ -145,7 +155,7 @@ _enckey_status()
 	xfs_io -c "enckey_status $* $keyspec" "$mnt"
 }
 
-_user_enckey_status()
+_user_do_enckey_status()
 {
 	local mnt=$1
 	local keyspec=$2
@@ -153,9 +163,81 @@ _user_enckey_status()
 	_user_do "xfs_io -c \"enckey_status $* $keyspec\" \"$mnt\""
 }
 
-_user_do() { su ${qa_user:-fsgqa} -c "$1" 2>&1; }
+# As common/rc: the command goes to su's standard input.
+_user_do() { echo "$1" | su -s /bin/bash ${qa_user:-fsgqa} 2>&1 | _filter_user_do; }
 
-_generate_key_descriptor() { echo "0123456789abcdef"; }
+_user_do_set_encpolicy()
+{
+	local dir=$1
+	shift
+	_user_do "xfs_io -c \"set_encpolicy $*\" \"$dir\""
+}
+
+_require_renameat2() { :; }
+_require_test_program() { :; }
+_require_chattr() { :; }
+_require_fscrypt_program() { :; }
+_require_sysctl_variable() { :; }
+TIME_FACTOR=1
+LOAD_FACTOR=1
+
+_check_session_keyring() { :; }
+
+_generate_key_descriptor()
+{
+	local keydesc="" i
+	for i in 1 2 3 4 5 6 7 8; do
+		keydesc="${keydesc}$(printf "%02x" $((RANDOM % 256)))"
+	done
+	echo $keydesc
+}
+
+_generate_raw_encryption_key()
+{
+	local size=${1:-64} raw="" i
+	for i in $(seq 1 $size); do
+		raw="${raw}\\x$(printf "%02x" $((RANDOM % 256)))"
+	done
+	echo $raw
+}
+
+_get_fs_keyprefix()
+{
+	case $FSTYP in
+	ext4|f2fs) echo $FSTYP ;;
+	*) echo fscrypt ;;
+	esac
+}
+
+# A v1 key in the session keyring, as struct fscrypt_key (mode, raw[64],
+# size). The model's fscrypt does not search process keyrings, so such a
+# key unlocks nothing (see keyctl).
+_add_session_encryption_key()
+{
+	local keydesc=$1 raw=$2
+	echo -n -e "\\x00\\x00\\x00\\x00${raw}\\x40\\x00\\x00\\x00" |
+		keyctl padd logon $(_get_fs_keyprefix):$keydesc @s >/dev/null
+}
+
+_generate_session_encryption_key()
+{
+	local keydesc=$(_generate_key_descriptor)
+	local raw=$(_generate_raw_encryption_key)
+	_add_session_encryption_key $keydesc $raw
+	echo $keydesc
+}
+
+_unlink_session_encryption_key()
+{
+	local keyid=$(keyctl search @s logon $(_get_fs_keyprefix):$1)
+	keyctl unlink $keyid >/dev/null
+}
+
+_revoke_session_encryption_key()
+{
+	local keyid=$(keyctl search @s logon $(_get_fs_keyprefix):$1)
+	keyctl revoke $keyid
+}
 
 _filter_scratch()
 {
@@ -174,9 +256,17 @@ _filter_xfs_io()
 
 _filter_xfs_io_error() { sed -e "s/^\(.*\)64\(: .*$\)/\1XXX\2/"; }
 
-_filter_user_do() { cat; }
+_filter_user_do()
+{
+	sed -e 's/.*Permission denied.*/Permission denied/' -e '/^[[:space:]]*$/d'
+}
 
 _filter_enckey_status() { cat; }
+
+_filter_nokey_filenames()
+{
+	sed -E -e "s,$1/[A-Za-z0-9+,_-]+,$1/NOKEY_NAME,"
+}
 
 _get_encryption_nonce() { :; }
 

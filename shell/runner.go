@@ -60,6 +60,7 @@ func (s *Shell) baseEnv() []string {
 		"TEST_DEV=" + scratchDevs[1], "TEST_DIR=/mnt/test",
 		"FSTYP=" + s.fstyp, "qa_user=fsgqa", "here=/", "seq=vfslab",
 		"tmp=/tmp/vfslab", "seqres=/tmp/vfslab.res",
+		"VFSLAB_SEED=" + strconv.FormatUint(s.m.seed, 10),
 	}
 }
 
@@ -180,6 +181,27 @@ func (s *Shell) openSpecial(hc interp.HandlerContext, p string, flag int) (io.Re
 	if _, ok := s.m.devs[p]; ok {
 		return nullFile{}, true, nil
 	}
+	if n, ok := strings.CutPrefix(p, "/dev/fd/"); ok {
+		fd, err := strconv.Atoi(n)
+		if err == nil && fd <= 2 {
+			switch fd {
+			case 0:
+				return readerFile{hc.Stdin}, true, nil
+			case 1:
+				return writerFile{hc.Stdout}, true, nil
+			}
+			return writerFile{hc.Stderr}, true, nil
+		}
+		s.m.mu.Lock()
+		vfd, ok := s.m.fds[fd]
+		s.m.mu.Unlock()
+		if err != nil || !ok {
+			return nil, true, errno.EBADF
+		}
+		// The shell's descriptor stays open: closing the redirection does
+		// not close it.
+		return &sharedFile{vfsFile{m: s.m, p: s.m.root, fd: vfd, comm: "sh", w: hc.Stderr}}, true, nil
+	}
 	return nil, false, nil
 }
 
@@ -288,6 +310,12 @@ func (f *vfsFile) Close() error {
 	})
 	return err
 }
+
+// sharedFile is a descriptor of the shell used by a redirection: its
+// Close leaves it open.
+type sharedFile struct{ vfsFile }
+
+func (f *sharedFile) Close() error { return nil }
 
 // openFlagsString prints open(2) flags as strace does.
 func openFlagsString(f int) string {
@@ -546,6 +574,7 @@ func rewrite(f *syntax.File) error {
 			}
 		case *syntax.Stmt:
 			rewriteExecFd(n)
+			rewriteDupFd(n)
 		}
 		return true
 	})
@@ -577,6 +606,28 @@ func rewriteExecFd(st *syntax.Stmt) {
 	}
 	st.Redirs = keep
 	call.Args = append([]*syntax.Word{litWord("__vfslab_fd")}, args...)
+}
+
+// rewriteDupFd turns `cmd >&3` and `cmd <&3` (a descriptor above 2 that
+// `exec 3>file` opened) into redirections of /dev/fd/3, which the open
+// handler gives the shell's descriptor: mvdan's interpreter knows only 0, 1
+// and 2 as dup targets.
+func rewriteDupFd(st *syntax.Stmt) {
+	for _, rd := range st.Redirs {
+		if (rd.Op != syntax.DplOut && rd.Op != syntax.DplIn) || rd.Word == nil {
+			continue
+		}
+		n, err := strconv.Atoi(rd.Word.Lit())
+		if err != nil || n <= 2 {
+			continue
+		}
+		if rd.Op == syntax.DplOut {
+			rd.Op = syntax.AppOut
+		} else {
+			rd.Op = syntax.RdrIn
+		}
+		rd.Word = litWord("/dev/fd/" + strconv.Itoa(n))
+	}
 }
 
 func litWord(s string) *syntax.Word {
