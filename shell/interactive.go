@@ -53,7 +53,9 @@ func (s *Shell) interactive(in *os.File, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer rl.Close()
-	r, err := s.newRunner(strings.NewReader(""), rl.Stdout(), rl.Stderr(), true)
+	// Commands write to the terminal directly: readline is not reading
+	// while they run, and its wrapped writers race with its prompt redraw.
+	r, err := s.newRunner(strings.NewReader(""), stdout, stderr, true)
 	if err != nil {
 		fmt.Fprintln(stderr, "vfslab sh:", err)
 		return 1
