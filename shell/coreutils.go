@@ -272,6 +272,7 @@ func splitLines(data []byte) []string {
 }
 
 func cmdHead(c *cmd) int {
+	c.args = obsoleteCount(c.args)
 	opts, args, ok := c.flags("qv", "nc", "[OPTION]... [FILE]...")
 	if !ok {
 		return 1
@@ -302,6 +303,7 @@ func cmdHead(c *cmd) int {
 }
 
 func cmdTail(c *cmd) int {
+	c.args = obsoleteCount(c.args)
 	opts, args, ok := c.flags("qvf", "nc", "[OPTION]... [FILE]...")
 	if !ok {
 		return 1
@@ -2057,4 +2059,22 @@ func cmdCmp(c *cmd) int {
 		return 1
 	}
 	return 0
+}
+
+// obsoleteCount turns head's and tail's obsolete -N (and +N for tail)
+// into -n N.
+func obsoleteCount(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if len(a) > 1 && (a[0] == '-' || (a[0] == '+' && i == 0)) && strings.Trim(a[1:], "0123456789") == "" {
+			n := a[1:]
+			if a[0] == '+' {
+				n = a
+			}
+			out = append(out, "-n", n)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }

@@ -195,8 +195,7 @@ func cmdMount(c *cmd) int {
 	if fstype == "" {
 		fstype = d.bdev.Super().FsType
 		if fstype == "" {
-			fmt.Fprintf(c.errw, "mount: %s: wrong fs type, bad option, bad superblock on %s, missing codepage or helper program, or other error.\n", rest[1], rest[0])
-			return 32
+			return mountFail(c, rest[1], rest[0])
 		}
 	}
 	fs, err := vfs.GetFsType(fstype)

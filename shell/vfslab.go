@@ -115,7 +115,7 @@ func cmdDump(c *cmd) int {
 		inode.Rwsem.Lock()
 		defer inode.Rwsem.Unlock()
 		if dir := ext4.DirOf(inode); dir != nil {
-			out = ext4.DumpDir(t, dir)
+			out = withNewline(ext4.DumpDir(t, dir))
 			if err := ext4.CheckDir(t, dir); err != nil {
 				out += fmt.Sprintf("check: FAIL: %v\n", err)
 			} else {
@@ -124,7 +124,7 @@ func cmdDump(c *cmd) int {
 			return 0, nil
 		}
 		if dir := f2fs.DirOf(inode); dir != nil {
-			out = f2fs.DumpDir(t, dir)
+			out = withNewline(f2fs.DumpDir(t, dir))
 			if err := f2fs.CheckDir(t, dir); err != nil {
 				out += fmt.Sprintf("check: FAIL: %v\n", err)
 			} else {
@@ -143,6 +143,13 @@ func cmdDump(c *cmd) int {
 		return 1
 	}
 	return 0
+}
+
+func withNewline(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		return s + "\n"
+	}
+	return s
 }
 
 type simpleErr string
