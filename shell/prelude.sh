@@ -26,7 +26,7 @@ RANDOM=${VFSLAB_SEED:-0}
 
 _fail() { echo "$*" | tee -a $seqres.full; exit 1; }
 _notrun() { echo "$seq not run: $*"; exit 0; }
-_begin_fstest() { :; }
+_begin_fstest() { echo "QA output created by $seq"; }
 _supported_fs() { :; }
 _require_scratch() { :; }
 _require_scratch_nocheck() { :; }
