@@ -1,8 +1,3 @@
-// Package shell is `vfslab sh`: a POSIX shell (mvdan.cc/sh/v3's parser and
-// interpreter) whose commands run on one simulated machine: coreutils,
-// xfs_io's fscrypt commands, fscryptctl, keyctl, mkfs, mount and su, with
-// the real tools' options, messages and exit statuses, an xfstests-style
-// prelude, and vfslab's own trace, events, dump and patches.
 package shell
 
 import (
