@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -141,7 +142,6 @@ func (m *Machine) proc(uid uint32) *vfs.Proc {
 // with the trace printed to w when `trace on` is in force.
 func (m *Machine) call(w io.Writer, comm, desc string, fn func(t *kernel.Task) (int64, error)) (int64, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	t := m.t
 	t.Comm = comm
 	var tr *kernel.Tracer
@@ -150,12 +150,15 @@ func (m *Machine) call(w io.Writer, comm, desc string, fn func(t *kernel.Task) (
 		t.Tracer = tr
 	}
 	n, err := fn(t)
-	if tr != nil {
-		t.Tracer = nil
-		if w != nil {
-			tr.Print(w, false)
-			fmt.Fprintf(w, "%s = %s\n", desc, traceResult(n, err))
-		}
+	t.Tracer = nil
+	m.mu.Unlock()
+	// The trace is written after the lock is dropped: w may be a pipe
+	// whose reader needs the machine.
+	if tr != nil && w != nil {
+		var b bytes.Buffer
+		tr.Print(&b, false)
+		fmt.Fprintf(&b, "%s = %s\n", desc, traceResult(n, err))
+		w.Write(b.Bytes())
 	}
 	return n, err
 }
