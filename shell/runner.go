@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -146,6 +147,7 @@ func (s *Shell) openHandler(ctx context.Context, name string, flag int, perm os.
 	if err != nil {
 		return nil, pathErr(name, err)
 	}
+	f.lineBuffered = true
 	return f, nil
 }
 
@@ -200,7 +202,7 @@ func (s *Shell) openSpecial(hc interp.HandlerContext, p string, flag int) (io.Re
 		}
 		// The shell's descriptor stays open: closing the redirection does
 		// not close it.
-		return &sharedFile{vfsFile{m: s.m, p: s.m.root, fd: vfd, comm: "sh", w: hc.Stderr}}, true, nil
+		return &sharedFile{vfsFile{m: s.m, p: s.m.root, fd: vfd, comm: "sh", w: hc.Stderr, lineBuffered: true}}, true, nil
 	}
 	return nil, false, nil
 }
@@ -268,6 +270,11 @@ type vfsFile struct {
 	fd   int
 	comm string
 	w    io.Writer
+	// lineBuffered makes the writes of a redirection one write(2) per
+	// line, as a real shell's builtins do (mvdan's echo writes its
+	// arguments and the newline separately); pending holds the tail.
+	lineBuffered bool
+	pending      []byte
 }
 
 // openFile opens path as uid's process, for command comm.
@@ -297,6 +304,31 @@ func (f *vfsFile) Read(b []byte) (int, error) {
 }
 
 func (f *vfsFile) Write(b []byte) (int, error) {
+	if !f.lineBuffered {
+		return f.write(b)
+	}
+	f.pending = append(f.pending, b...)
+	if i := bytes.LastIndexByte(f.pending, '\n'); i >= 0 {
+		if _, err := f.write(f.pending[:i+1]); err != nil {
+			f.pending = f.pending[:0]
+			return 0, err
+		}
+		f.pending = append(f.pending[:0], f.pending[i+1:]...)
+	}
+	return len(b), nil
+}
+
+// flush writes what a line-buffered file holds.
+func (f *vfsFile) flush() error {
+	if len(f.pending) == 0 {
+		return nil
+	}
+	_, err := f.write(f.pending)
+	f.pending = f.pending[:0]
+	return err
+}
+
+func (f *vfsFile) write(b []byte) (int, error) {
 	n, err := f.m.call(f.w, f.comm, fmt.Sprintf("write(%d, %d)", f.fd, len(b)), func(t *kernel.Task) (int64, error) {
 		n, err := f.p.Write(t, f.fd, b)
 		return int64(n), err
@@ -305,9 +337,13 @@ func (f *vfsFile) Write(b []byte) (int, error) {
 }
 
 func (f *vfsFile) Close() error {
+	ferr := f.flush()
 	_, err := f.m.call(f.w, f.comm, fmt.Sprintf("close(%d)", f.fd), func(t *kernel.Task) (int64, error) {
 		return 0, f.p.Close(t, f.fd)
 	})
+	if ferr != nil {
+		return ferr
+	}
 	return err
 }
 
@@ -315,7 +351,7 @@ func (f *vfsFile) Close() error {
 // Close leaves it open.
 type sharedFile struct{ vfsFile }
 
-func (f *sharedFile) Close() error { return nil }
+func (f *sharedFile) Close() error { return f.flush() }
 
 // openFlagsString prints open(2) flags as strace does.
 func openFlagsString(f int) string {
