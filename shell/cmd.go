@@ -43,6 +43,7 @@ func init() {
 		"bash":           cmdSh,
 		"xargs":          cmdXargs,
 		"chmod":          cmdChmod,
+		"chown":          cmdChown,
 		"id":             cmdID,
 		"whoami":         cmdWhoami,
 		"sleep":          func(*cmd) int { return 0 },
@@ -487,6 +488,42 @@ func cmdChmod(c *cmd) int {
 	for _, a := range args[1:] {
 		if _, err := c.stat(a, true); err != nil {
 			c.errf("cannot access '%s': %s", a, strerror(err))
+			st = 1
+		}
+	}
+	return st
+}
+
+// cmdChown is chown(1) for the owner (OWNER[:GROUP]; groups are not
+// modelled): chown(2), or lchown(2) with -h.
+func cmdChown(c *cmd) int {
+	opts, args, ok := c.flags("hRfv", "", "[OPTION]... [OWNER][:[GROUP]] FILE...")
+	if !ok {
+		return 1
+	}
+	if len(args) < 2 {
+		c.errf("missing operand")
+		fmt.Fprintf(c.errw, "Try 'chown --help' for more information.\n")
+		return 1
+	}
+	owner, _, _ := strings.Cut(args[0], ":")
+	uid, known := users[owner]
+	if !known {
+		n, err := strconv.ParseUint(owner, 10, 32)
+		if err != nil {
+			c.errf("invalid user: '%s'", args[0])
+			return 1
+		}
+		uid = uint32(n)
+	}
+	st := 0
+	for _, a := range args[1:] {
+		p := c.abs(a)
+		_, err := c.sys(fmt.Sprintf("fchownat(%q, %d)", p, uid), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
+			return 0, pr.Chown(t, p, uid, opts['h'] == "")
+		})
+		if err != nil {
+			c.errf("changing ownership of '%s': %s", a, strerror(err))
 			st = 1
 		}
 	}

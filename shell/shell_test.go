@@ -43,6 +43,7 @@ func TestShellBehaviour(t *testing.T) {
 		{"xargs", `printf '/tmp/x1\n/tmp/x2\n' | xargs touch; ls /tmp | grep -c '^x'`, "2\n", 0},
 		{"umount with a file open", `_scratch_mkfs; _scratch_mount; echo x > $SCRATCH_MNT/f; exec 3<$SCRATCH_MNT/f; umount $SCRATCH_MNT; exec 3<&-; umount $SCRATCH_MNT && echo gone`, "umount: /mnt/scratch: target is busy.\ngone\n", 0},
 		{"trace into a pipe whose reader makes syscalls", `trace on; seq 300 > /tmp/big; cat /tmp/big 2>&1 | xfs_io -f -c "pwrite 0 1" /tmp/p >/dev/null 2>&1; trace off; echo fine`, "fine\n", 0},
+		{"chown lets a user set a policy", `_scratch_mkfs_encrypted; _scratch_mount; mkdir $SCRATCH_MNT/d; _user_do "xfs_io -c 'set_encpolicy 0000111122223333' $SCRATCH_MNT/d"; chown fsgqa $SCRATCH_MNT/d; stat -c %U $SCRATCH_MNT/d; _user_do "xfs_io -c 'set_encpolicy 0000111122223333' $SCRATCH_MNT/d" && echo set; su fsgqa -c "chown root $SCRATCH_MNT/d"`, "Permission denied\nfsgqa\nset\nchown: changing ownership of '/mnt/scratch/d': Operation not permitted\n", 1},
 		{"su uid", `su fsgqa -c 'id -u'`, "1000\n", 0},
 		{"stat format", `touch /tmp/s; stat -c '%n %s %F %a %h %u' /tmp/s`, "/tmp/s 0 regular empty file 644 1 0\n", 0},
 	}
