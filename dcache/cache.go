@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/vfslab/vfslab/events"
 	"github.com/vfslab/vfslab/kernel"
@@ -346,7 +345,3 @@ func (c *Cache[I]) checkRCUSlow(t *kernel.Task, d *Dentry[I], what string) {
 		panic(b)
 	}
 }
-
-// sizeofBucket is the size of one hash bucket (the kernel's hlist_bl_head
-// is one pointer).
-const sizeofBucket = unsafe.Sizeof(bucket[struct{}]{})

@@ -1,8 +1,6 @@
 package dcache
 
 import (
-	"unsafe"
-
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
@@ -724,7 +722,3 @@ func utoa(v uint64) string {
 		}
 	}
 }
-
-// nameBytes returns the bytes of s without copying; the caller must not
-// write to them.
-func nameBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

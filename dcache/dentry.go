@@ -3,7 +3,6 @@ package dcache
 import (
 	"strings"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/vfslab/vfslab/kernel"
 )
@@ -127,7 +126,6 @@ type dname struct {
 	ext     *extName // non-nil for an external (kmalloc'd) name
 }
 
-func (n *dname) str() string  { return unsafe.String(n.ptr, int(HashlenLen(n.hashLen))) }
 func (n *dname) hash() uint32 { return HashlenHash(n.hashLen) }
 
 // extName is struct external_name: a refcounted kmalloc'd name shared by
@@ -232,10 +230,6 @@ func (d *Dentry[I]) SB() any { return d.sb }
 
 // Cache returns the cache the dentry belongs to.
 func (d *Dentry[I]) Cache() *Cache[I] { return d.cache }
-
-// Salt returns the value names in this directory are hashed with: the
-// dentry's address, as full_name_hash(parent, ...) uses it.
-func (d *Dentry[I]) Salt() uint64 { return uint64(uintptr(unsafe.Pointer(d))) }
 
 // Count returns the reference count (d_count) as a racy snapshot;
 // LockrefDead once killed.

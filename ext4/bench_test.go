@@ -18,12 +18,11 @@ func benchDir(b *testing.B, n int) *Inode {
 	}
 	tk := kernel.New().NewTask("build")
 	defer tk.Exit()
-	sb := NewSuperBlock()
+	sb := testSB(b, tk)
 	sb.Encoding = asciiFold{}
 	sb.InodesCount = 1 << 20
-	dir := NewDirInode(sb, 12, 1, 0o755)
-	dir.Flags |= CasefoldFL
-	dir.Crypt = &toyCrypt{Key: 0x33}
+	dir := testDirInode(b, tk, sb, 12, 1, true)
+	encryptDir(b, tk, dir)
 	if err := InitNewDir(tk, dir, 2); err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 )
 
@@ -186,8 +187,8 @@ func bytesIndex(b []byte, c byte) int {
 
 // dots checks "." and ".." at the start of block 0.
 func (c *checker) dots(b []byte) {
-	if direntInode(b, 0) != c.dir.Ino || b[6] != 1 || b[8] != '.' || direntRecLen(b, 0) != 12 && c.dir.IsDx() {
-		c.fail("block 0: first dirent is not \".\" for inode %d", c.dir.Ino)
+	if direntInode(b, 0) != c.dir.ino() || b[6] != 1 || b[8] != '.' || direntRecLen(b, 0) != 12 && c.dir.IsDx() {
+		c.fail("block 0: first dirent is not \".\" for inode %d", c.dir.ino())
 	}
 	o := direntRecLen(b, 0)
 	if o+12 > BlockSize || direntInode(b, o) == 0 || b[o+6] != 2 || b[o+8] != '.' || b[o+9] != '.' {
@@ -320,11 +321,11 @@ func decryptName(t *kernel.Task, dir *Inode, disk []byte) ([]byte, bool) {
 	if !dir.IsEncrypted() {
 		return disk, true
 	}
-	if t == nil || !dir.Crypt.HasKey() {
+	if t == nil || !dir.hasKey() {
 		return nil, false
 	}
 	out := make([]byte, len(disk))
-	n, err := dir.Crypt.DiskToUsr(t, 0, 0, disk, out)
+	n, err := fscrypt.FnameDiskToUsr(t, &dir.Inode, 0, 0, disk, out)
 	if err != nil {
 		return nil, false
 	}

@@ -2,15 +2,19 @@ package ext4
 
 import (
 	"testing"
+
+	"github.com/vfslab/vfslab/kernel"
 )
 
 // TestNewSuperBlockHashIsSignedHalfMD4: mke2fs on x86 (plain char signed)
-// writes EXT2_FLAGS_SIGNED_HASH, so a new filesystem hashes with signed
-// half_md4. The default must hash every e2fsprogs half_md4 vector without a
+// writes EXT2_FLAGS_SIGNED_HASH, so a new filesystem (a mount with the
+// default options) hashes with signed half_md4. The default must hash every e2fsprogs half_md4 vector without a
 // seed as the signed version does; names with bytes >= 0x80 tell the two
 // forms apart.
 func TestNewSuperBlockHashIsSignedHalfMD4(t *testing.T) {
-	sb := NewSuperBlock()
+	tk := kernel.New().NewTask("test")
+	defer tk.Exit()
+	sb := testSB(t, tk)
 	version := sb.DefHashVersion + sb.HashUnsigned
 	if version != DxHashHalfMD4 {
 		t.Fatalf("default hash version %d, want %d (signed half_md4)", version, DxHashHalfMD4)

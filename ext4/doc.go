@@ -9,16 +9,44 @@
 // computed as the kernel computes them (checked against e2fsprogs), as are
 // the lookup path (__ext4_find_entry: htree, then the linear search and its
 // casefolded fallback), add (with leaf splits and index growth), delete and
-// readdir in hash or block order. CheckDir is an e2fsck-style checker.
+// readdir in hash or block order. CheckDir is an e2fsck-style checker;
+// WalkDirents decodes a directory's blocks as they are on disk (for vfslab
+// dump and the package's own DumpDir).
+//
+// The directory functions (FindEntry, AddEntry, DeleteEntry, SetLink,
+// SetDotdot, InitNewDir, EmptyDir, Readdir, CheckDir, WalkDirents) take
+// the directory's Inode and expect what the VFS holds around the inode
+// operations that call them: the directory's i_rwsem, exclusive for
+// changes (Readdir: shared, with the inode's readMu), or a directory no
+// other task can reach. They return errnos (EFSCORRUPTED with a log line
+// for a corrupt block, EFSBADCRC for a checksum mismatch, ENOMEM, and
+// fscrypt's).
+//
+// # One inode, one superblock
+//
+// Inode is struct ext4_inode_info: it embeds the VFS inode (vfs_inode) as
+// its first field, and EXT4_I gets it back from a *vfs.Inode; SuperBlock
+// is struct ext4_sb_info, hung off the VFS superblock (EXT4_SB). i_size,
+// S_ENCRYPTED and S_CASEFOLD are the VFS inode's; the ext4 i_flags
+// (EXT4_INDEX_FL, EXT4_CASEFOLD_FL, EXT4_ENCRYPT_FL) are Inode.Flags. A
+// directory's names are encrypted by package fscrypt on the directory's
+// own VFS inode, through the struct fscrypt_name that Filename holds.
 //
 // # The filesystem
 //
 // Type is ext4 as a vfs.FileSystemType (Boot makes a machine whose root is
-// a fresh ext4). Every mount formats a new device with mke2fs's defaults
-// (Options changes them): metadata_csum, dir_index, signed half_md4
-// directory hashes, the root directory (inode 2). Inodes live in memory (a
-// table from inode number to inode); directory blocks and the 4 KiB blocks
-// of file contents live on the device. The inode and file operations call
+// a fresh ext4). The files follow fs/ext4: super.go (ext4_fill_super),
+// inode.go (ext4_alloc_inode, ext4_iget, ext4_evict_inode, the block
+// maps), namei.go (the directory code and ext4_dir_inode_operations),
+// dir.go and readdir.go (ext4_dir_operations, ext4_readdir), file.go
+// (ext4_file_operations), ioctl.go, symlink.go, crypto.go (ext4_cryptops,
+// ext4_fname_setup_filename and its kin), hash.go (ext4fs_dirhash) and
+// name.go (struct ext4_filename, ext4_match). Every mount formats a new
+// device with mke2fs's defaults (Options changes them): metadata_csum,
+// dir_index, signed half_md4 directory hashes, the root directory (inode
+// 2). Inodes live in memory (a table from inode number to inode);
+// directory blocks and the 4 KiB blocks of file contents live on the
+// device. The inode and file operations call
 // the fscrypt hooks where ext4 does (fscrypt_prepare_lookup,
 // fscrypt_prepare_new_inode and fscrypt_set_context, fscrypt_prepare_link,
 // fscrypt_prepare_rename, fscrypt_prepare_symlink and

@@ -2,9 +2,6 @@ package ext4
 
 import "github.com/vfslab/vfslab/internal/fstestutil"
 
-// The directory code's tests use the shared doubles: a Unicode map that
-// folds ASCII (and ß), and a filename "encryption" with fscrypt's shapes.
-type (
-	asciiFold = fstestutil.AsciiFold
-	toyCrypt  = fstestutil.ToyCrypt
-)
+// The directory code's tests use the shared Unicode map double, which
+// folds ASCII (and ß); encrypted names are package fscrypt's.
+type asciiFold = fstestutil.AsciiFold

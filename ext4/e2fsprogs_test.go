@@ -118,7 +118,7 @@ func dirFromImage(t *testing.T, d imageDir, raw [][]byte) (*kernel.Task, *Inode)
 	tk := kernel.New().NewTask("e2fs")
 	tk.EnableCounting()
 	t.Cleanup(tk.Exit)
-	sb := NewSuperBlock()
+	sb := testSB(t, tk)
 	sb.SetUUID(d.uuid)
 	sb.MetadataCsum = d.csum
 	sb.HashSeed = HashSeedWords(&d.hashSeed)
@@ -131,8 +131,9 @@ func dirFromImage(t *testing.T, d imageDir, raw [][]byte) (*kernel.Task, *Inode)
 	if d.casefold {
 		sb.Encoding = asciiFold{}
 	}
-	dir := NewDirInode(sb, d.ino, d.gen, 0o755)
+	dir := testDirInode(t, tk, sb, d.ino, d.gen, false)
 	dir.Flags = d.flags
+	dir.SetInodeFlags()
 	dir.SetBlocks(raw)
 	return tk, dir
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/dchest/siphash"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
 )
 
 // Directory hash versions, as stored in s_def_hash_version and dx_root_info.hash_version
@@ -269,4 +271,47 @@ func halfMD4Transform(buf *[4]uint32, in *[8]uint32) {
 	buf[1] += b
 	buf[2] += c
 	buf[3] += d
+}
+
+// Dirhash is ext4fs_dirhash (fs/ext4/hash.c) for a name in dir: FoldDirhash
+// with the directory's encoding when it is casefolded and its key (if
+// encrypted) is present, and its SipHash key when it is encrypted and
+// casefolded.
+func Dirhash(t *kernel.Task, dir *Inode, name []byte, hinfo *DxHashInfo) error {
+	var key *[2]uint64
+	hasKey := true
+	if dir.IsEncrypted() {
+		hasKey = dir.hasKey()
+		if k, ok := dir.dirhashKey(); ok && dir.IsCasefolded() {
+			key = &k
+		}
+	}
+	var enc Encoding
+	if dir.IsCasefolded() && hasKey {
+		enc = dir.SB.Encoding
+	}
+	return FoldDirhash(t, enc, name, hinfo, key)
+}
+
+// FoldDirhash is ext4fs_dirhash given what it reads from the directory:
+// with enc (the encoding of a casefolded directory whose key, if
+// encrypted, is present; nil otherwise) a non-empty name is casefolded into
+// a kzalloc'd PATH_MAX buffer first (the raw name is hashed when folding
+// fails); then __ext4fs_dirhash, with sipKey for DX_HASH_SIPHASH. Errors:
+// ENOMEM, and Ext4fsDirhash's.
+func FoldDirhash(t *kernel.Task, enc Encoding, name []byte, hinfo *DxHashInfo, sipKey *[2]uint64) error {
+	if len(name) > 0 && enc != nil {
+		buff, err := t.Kzalloc(siteDirhashBuff, pathMax, kmem.GFPKernel)
+		if err != nil {
+			return errno.ENOMEM
+		}
+		n, ferr := enc.Casefold(buff, name)
+		if ferr == nil {
+			err = Ext4fsDirhash(buff[:n], hinfo, sipKey)
+			t.Kfree(siteDirhashBuff, buff)
+			return err
+		}
+		t.Kfree(siteDirhashBuff, buff)
+	}
+	return Ext4fsDirhash(name, hinfo, sipKey)
 }

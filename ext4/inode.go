@@ -3,9 +3,13 @@ package ext4
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -30,112 +34,65 @@ const (
 	CasefoldFL uint32 = 0x40000000 // EXT4_CASEFOLD_FL
 )
 
-// SuperBlock holds what the directory code reads from struct ext4_sb_info
-// and the on-disk superblock.
-type SuperBlock struct {
-	// Dev holds the directory blocks.
-	Dev *Device
-	// MetadataCsum, DirIndex, LargeDir and Filetype are the features
-	// metadata_csum, dir_index, large_dir and filetype.
-	MetadataCsum, DirIndex, LargeDir, Filetype bool
-	// UUID is s_uuid; CsumSeed is s_csum_seed (crc32c(~0, s_uuid) unless
-	// the csum_seed feature stores one).
-	UUID     [16]byte
-	CsumSeed uint32
-	// HashSeed is s_hash_seed as four words (HashSeedWords).
-	HashSeed [4]uint32
-	// DefHashVersion is s_def_hash_version.
-	DefHashVersion uint8
-	// HashUnsigned is s_hash_unsigned: 3 when EXT2_FLAGS_UNSIGNED_HASH is
-	// set, else 0 (EXT2_FLAGS_SIGNED_HASH; ext4_fill_super also picks 0
-	// when neither flag is set, on an architecture whose char is signed).
-	HashUnsigned uint8
-	// InodesCount is s_inodes_count, the largest valid inode number.
-	InodesCount uint32
-	// Encoding is sb->s_encoding (nil without the casefold feature).
-	Encoding Encoding
-	// EncodingFlags is s_encoding_flags.
-	EncodingFlags uint16
-	// Name is the device name in log lines.
-	Name string
-}
-
-// NewSuperBlock returns a superblock with mke2fs's ext4 defaults for the
-// directory code: dir_index, filetype and metadata_csum on, half_md4 as the
-// default hash, signed as mke2fs makes it on x86, a zero seed, 65536
-// inodes.
-//
-// The signedness is a property of the host that ran mke2fs, not of the
-// kernel: ext2fs_initialize (lib/ext2fs/initialize.c) sets
-// EXT2_FLAGS_SIGNED_HASH when a plain char is signed, as on x86 and
-// x86-64, and EXT2_FLAGS_UNSIGNED_HASH otherwise (arm64, powerpc);
-// ext4_fill_super turns the flag into s_hash_unsigned (0 signed, 3
-// unsigned). So the default is DX_HASH_HALF_MD4 (1), signed.
-func NewSuperBlock() *SuperBlock {
-	sb := &SuperBlock{Dev: NewDevice(), MetadataCsum: true, DirIndex: true, Filetype: true,
-		DefHashVersion: DxHashHalfMD4, HashUnsigned: 0, InodesCount: 65536, Name: "vfslab"}
-	sb.SetUUID(sb.UUID)
-	return sb
-}
-
-// SetUUID sets s_uuid and derives s_csum_seed as ext4_fill_super does.
-func (sb *SuperBlock) SetUUID(uuid [16]byte) {
-	sb.UUID = uuid
-	sb.CsumSeed = Crc32c(^uint32(0), uuid[:])
-}
-
-// HasStrictEncoding is sb_has_strict_encoding.
-func (sb *SuperBlock) HasStrictEncoding() bool { return sb.EncodingFlags&EncStrictModeFL != 0 }
-
-// NoCasefoldCompatFallback is sb_no_casefold_compat_fallback.
-func (sb *SuperBlock) NoCasefoldCompatFallback() bool {
-	return sb.EncodingFlags&EncNoCompatFallbackFL != 0
-}
-
-// htreeLevel is ext4_dir_htree_level.
-func (sb *SuperBlock) htreeLevel() int {
-	if sb.LargeDir {
-		return HtreeLevel
-	}
-	return HtreeLevelCompat
-}
-
-func (sb *SuperBlock) csumSize() int {
-	if sb.MetadataCsum {
-		return DirEntryTailSize
-	}
-	return 0
-}
-
-// Inode is a directory inode as the directory code sees it.
+// Inode is struct ext4_inode_info: the VFS inode (vfs_inode, the first
+// field, as in the kernel) and ext4's in-core state: the block map, the
+// xattrs, a symlink's target, a regular file's mapping, and a
+// directory's state (i_flags, i_dir_start_lookup). i_size is the VFS
+// inode's (Size, SetSize). EXT4_I gets it back from the VFS inode.
 type Inode struct {
-	// SB is the filesystem.
+	vfs.Inode
+
+	// SB is EXT4_SB(inode->i_sb); the embedded inode's SB() is the VFS
+	// superblock.
 	SB *SuperBlock
-	// Ino and Generation are i_ino and i_generation (both feed the
-	// metadata checksums).
-	Ino, Generation uint32
-	// Mode is i_mode; Flags is i_flags (IndexFL, CasefoldFL).
-	Mode, Flags uint32
-	// Crypt is the fscrypt name handling of an encrypted directory; nil
-	// when it is not encrypted.
-	Crypt NameCrypt
-	// Size is i_size (a multiple of the block size).
-	Size int64
+	// Generation is i_generation (it feeds the metadata checksums).
+	Generation uint32
+	// Flags is ei->i_flags (IndexFL, CasefoldFL, EncryptFL); the VFS
+	// inode's S_CASEFOLD and S_ENCRYPTED follow it (SetInodeFlags). The
+	// directory's i_rwsem protects it.
+	Flags uint32
 
-	blocks         []uint32 // logical block -> device block (0: hole)
-	dirStartLookup uint32   // i_dir_start_lookup
+	// blocks is a directory's block map (logical block -> device block,
+	// 0 a hole); data a regular file's. mapping is a regular file's
+	// pages (i_data); its lock protects data.
+	blocks  []uint32
+	data    map[uint64]uint32
+	mapping vfs.AddressSpace
+	xattrs  vfs.SimpleXattrs
+	// mu protects target.
+	mu     sync.Mutex
+	target []byte
+	// dirStartLookup is i_dir_start_lookup.
+	dirStartLookup uint32
+	// The VFS holds a directory's i_rwsem exclusive around every change
+	// and lookup, but only shared around readdir: readMu serialises the
+	// readers.
+	readMu sync.Mutex
 }
 
-// NewDirInode returns a directory inode without blocks; call InitNewDir.
-func NewDirInode(sb *SuperBlock, ino, generation, mode uint32) *Inode {
-	return &Inode{SB: sb, Ino: ino, Generation: generation, Mode: SIfdir | mode&^SIfmt}
+// EXT4_I is EXT4_I(inode): the ext4 inode that embeds a VFS inode of an
+// ext4 superblock (like container_of, it is only for ext4's inodes: for
+// another filesystem's it panics).
+func EXT4_I(inode *vfs.Inode) *Inode { return inode.Private.(*Inode) }
+
+// ino is i_ino as the on-disk 32 bits.
+func (dir *Inode) ino() uint32 { return uint32(dir.Ino()) }
+
+// SetInodeFlags is ext4_set_inode_flags for the flags the model keeps:
+// S_CASEFOLD follows EXT4_CASEFOLD_FL and S_ENCRYPTED EXT4_ENCRYPT_FL.
+func (dir *Inode) SetInodeFlags() {
+	for _, f := range [...]struct{ ext4, vfs uint32 }{{CasefoldFL, vfs.S_CASEFOLD}, {EncryptFL, vfs.S_ENCRYPTED}} {
+		if dir.Flags&f.ext4 != 0 {
+			dir.Inode.SetFlags(f.vfs)
+		} else {
+			dir.Inode.ClearFlags(f.vfs)
+		}
+	}
 }
 
-// IsCasefolded is IS_CASEFOLDED.
-func (dir *Inode) IsCasefolded() bool { return dir.Flags&CasefoldFL != 0 && dir.SB.Encoding != nil }
-
-// IsEncrypted is IS_ENCRYPTED.
-func (dir *Inode) IsEncrypted() bool { return dir.Crypt != nil }
+// IsCasefolded is IS_CASEFOLDED for ext4's directory code: S_CASEFOLD on a
+// superblock with an encoding (sb->s_encoding).
+func (dir *Inode) IsCasefolded() bool { return dir.Inode.IsCasefolded() && dir.SB.Encoding != nil }
 
 // HashInDirent is ext4_hash_in_dirent: casefolded and encrypted.
 func (dir *Inode) HashInDirent() bool { return dir.IsCasefolded() && dir.IsEncrypted() }
@@ -144,7 +101,7 @@ func (dir *Inode) HashInDirent() bool { return dir.IsCasefolded() && dir.IsEncry
 func (dir *Inode) IsDx() bool { return dir.SB.DirIndex && dir.Flags&IndexFL != 0 }
 
 // nblocks is i_size in blocks.
-func (dir *Inode) nblocks() uint32 { return uint32(dir.Size / BlockSize) }
+func (dir *Inode) nblocks() uint32 { return uint32(dir.Size() / BlockSize) }
 
 // BlockAt returns logical block lblk, or nil for a hole or past i_size.
 func (dir *Inode) BlockAt(lblk uint32) []byte {
@@ -166,13 +123,13 @@ func (dir *Inode) PhysBlock(lblk uint32) uint32 {
 // SetBlocks installs raw blocks as the directory's contents (for images
 // made elsewhere): each is copied into a new device block; i_size follows.
 func (dir *Inode) SetBlocks(raw [][]byte) {
-	dir.blocks = nil
+	dir.releaseBlocks()
 	for _, r := range raw {
 		a, b := dir.SB.Dev.Alloc()
 		copy(b, r)
 		dir.blocks = append(dir.blocks, a)
 	}
-	dir.Size = int64(len(raw)) * BlockSize
+	dir.SetSize(int64(len(raw)) * BlockSize)
 }
 
 // append is ext4_append: a new zeroed block at the end; i_size grows.
@@ -183,7 +140,7 @@ func (dir *Inode) appendBlock() (uint32, []byte) {
 		dir.blocks = append(dir.blocks, 0)
 	}
 	dir.blocks = append(dir.blocks[:lblk], a)
-	dir.Size += BlockSize
+	dir.SetSize(dir.Size() + BlockSize)
 	return lblk, b
 }
 
@@ -196,213 +153,233 @@ func (dir *Inode) releaseBlocks() {
 		}
 	}
 	dir.blocks = nil
-	dir.Size = 0
+	dir.SetSize(0)
+}
+
+// Inode numbers of a new filesystem: EXT4_ROOT_INO, and
+// EXT4_GOOD_OLD_FIRST_INO, the first one handed out (s_first_ino).
+const (
+	RootIno  = 2
+	FirstIno = 11
+)
+
+// inodeInfoCache is ext4_inode_cachep's share of struct ext4_inode_info
+// beyond the struct inode the VFS accounts.
+var inodeInfoCache = kmem.NewCache("ext4_inode_cache", 520)
+
+// generation is i_generation of a new inode: ext4 draws it at random; the
+// model derives it from the inode number so that runs repeat.
+func generation(ino uint32) uint32 { return ino * 2654435761 }
+
+// allocInode is ext4_alloc_inode and new_inode with ext4's operations for
+// the file type, under inode number ino (0: a free one, as
+// ext4_new_inode's bitmap search finds), entered in the inode table.
+// Errors: ENOSPC when the inode table is full, ENOMEM.
+func (sb *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Inode, error) {
+	if err := inodeInfoCache.Alloc(&t.Ctx, kmem.GFPNoFS); err != nil {
+		return nil, err
+	}
+	sb.mu.Lock()
+	if ino == 0 {
+		if n := len(sb.freeInos); n > 0 {
+			ino = sb.freeInos[n-1]
+			sb.freeInos = sb.freeInos[:n-1]
+		} else if sb.nextIno > sb.InodesCount {
+			sb.mu.Unlock()
+			inodeInfoCache.Free(&t.Ctx)
+			return nil, errno.ENOSPC
+		} else {
+			ino = sb.nextIno
+			sb.nextIno++
+		}
+	}
+	sb.mu.Unlock()
+	ei := &Inode{SB: sb, Generation: generation(ino)}
+	if err := vfs.InodeInit(t, &ei.Inode, sb.vsb, uint64(ino), mode, ei); err != nil {
+		sb.freeIno(ino)
+		inodeInfoCache.Free(&t.Ctx)
+		return nil, err
+	}
+	switch mode & vfs.S_IFMT {
+	case vfs.S_IFDIR:
+		ei.Op, ei.Fop = sb.dirOps, sb.dirFileOps
+	case vfs.S_IFLNK:
+		ei.Op, ei.Fop = sb.symlinkOps, vfs.NoFileOps{}
+	default:
+		ei.data = map[uint64]uint32{}
+		ei.mapping.Host, ei.mapping.Ops = &ei.Inode, sb.aops
+		ei.Op, ei.Fop = sb.fileOps, sb.fileFileOps
+	}
+	sb.mu.Lock()
+	sb.inodes[ino] = ei
+	sb.mu.Unlock()
+	return ei, nil
+}
+
+// NewDirInode is ext4_new_inode for a directory that no directory names:
+// inode number ino with generation gen and permission bits mode, no blocks
+// (InitNewDir makes its first). It is for tools and tests that work on one
+// directory's blocks outside the namespace (vfslab dump, e2fsprogs
+// images). Errors: ENOMEM.
+func (sb *SuperBlock) NewDirInode(t *kernel.Task, ino, gen, mode uint32) (*Inode, error) {
+	dir, err := sb.allocInode(t, ino, vfs.S_IFDIR|mode&^vfs.S_IFMT)
+	if err != nil {
+		return nil, err
+	}
+	dir.Generation = gen
+	return dir, nil
+}
+
+// freeIno is ext4_free_inode: the number goes back to the bitmap.
+func (sb *SuperBlock) freeIno(ino uint32) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	delete(sb.inodes, ino)
+	sb.freeInos = append(sb.freeInos, ino)
+}
+
+// discard drops a new inode that never got a name.
+func discard(t *kernel.Task, inode *Inode) {
+	inode.ClearNlink()
+	vfs.Iput(t, &inode.Inode)
+}
+
+// iget is ext4_lookup's checks and ext4_iget for an inode number read from
+// a dirent: an invalid number (ext4_valid_inum) and an unallocated inode
+// ("deleted inode referenced", ext4_iget's ESTALE) are logged as errors on
+// dir and are EFSCORRUPTED. The caller gets a reference.
+func (sb *SuperBlock) iget(t *kernel.Task, dir *Inode, ino uint32) (*Inode, error) {
+	if ino != RootIno && (ino < FirstIno || ino > sb.InodesCount) {
+		dir.errorInode(t, "ext4_lookup", 0, "bad inode number: %d", ino)
+		return nil, errno.EFSCORRUPTED
+	}
+	sb.mu.Lock()
+	inode := sb.inodes[ino]
+	sb.mu.Unlock()
+	if inode == nil || !vfs.Igrab(&inode.Inode) {
+		dir.errorInode(t, "ext4_lookup", 0, "deleted inode referenced: %d", ino)
+		return nil, errno.EFSCORRUPTED
+	}
+	return inode, nil
+}
+
+// newInode is __ext4_new_inode's part that matters here: a new inode in
+// dir, casefolded if it is a directory in a casefolded one (ext4_mask_flags
+// of the inherited EXT4_CASEFOLD_FL), with the directory's encryption
+// policy (fscrypt_prepare_new_inode, then fscrypt_set_context). Errors:
+// ENOKEY, ENOSPC, ENOMEM.
+func (sb *SuperBlock) newInode(t *kernel.Task, dir *Inode, mode uint32) (*Inode, error) {
+	defer t.Trace("__ext4_new_inode")()
+	// The require-key step of fscrypt_prepare_new_inode
+	// (fscrypt_policy_to_inherit), before an inode is taken.
+	if err := hooks.FscryptPrepareCreate(t, &dir.Inode); err != nil {
+		return nil, err
+	}
+	inode, err := sb.allocInode(t, 0, mode)
+	if err != nil {
+		return nil, err
+	}
+	inode.SetOwner(dir.OwnerUID())
+	if dir.Inode.IsCasefolded() && inode.IsDir() {
+		inode.Inode.SetFlags(vfs.S_CASEFOLD)
+		inode.Flags |= CasefoldFL
+	}
+	encrypt, err := fscrypt.PrepareNewInode(t, &dir.Inode, &inode.Inode)
+	if err == nil && encrypt {
+		err = fscrypt.SetContext(t, &inode.Inode, nil)
+	}
+	if err != nil {
+		discard(t, inode)
+		return nil, err
+	}
+	return inode, nil
+}
+
+// EvictInode implements vfs.SuperOperations (ext4_evict_inode,
+// ext4_clear_inode): an inode with no links left gives its blocks back to
+// the device and its number back; in every case the in-core state goes,
+// its key with fscrypt_put_encryption_info. The caller holds the last
+// reference.
+func (sb *SuperBlock) EvictInode(t *kernel.Task, inode *vfs.Inode) {
+	ei := EXT4_I(inode)
+	if inode.Nlink() == 0 {
+		ei.mapping.Lock()
+		fileBlocks{sb}.TruncateBlocks(inode, 0)
+		ei.mapping.Unlock()
+		ei.xattrs.Free()
+		ei.releaseBlocks()
+		sb.freeIno(ei.ino())
+		inodeInfoCache.Free(&t.Ctx)
+	}
+	vfs.ClearInode(inode)
+	fscrypt.PutEncryptionInfo(t, inode)
+}
+
+// fileBlocks is the block map of ext4's regular files for the generic
+// page paths (vfs.BlockAops).
+type fileBlocks struct{ sb *SuperBlock }
+
+// GetBlock implements vfs.BlockMapper: ext4_get_block, ext4_map_blocks over
+// the file's extents (the model's map from logical to device block); with
+// create, a hole gets a new block (ext4_ext_map_blocks's allocation). The
+// caller holds the mapping's lock.
+func (b fileBlocks) GetBlock(inode *vfs.Inode, lblk uint64, create bool) []byte {
+	ei := EXT4_I(inode)
+	if addr, ok := ei.data[lblk]; ok {
+		return b.sb.Dev.Block(addr)
+	}
+	if !create {
+		return nil
+	}
+	addr, blk := b.sb.Dev.Alloc()
+	ei.data[lblk] = addr
+	return blk
+}
+
+// TruncateBlocks implements vfs.BlockMapper: ext4_truncate's
+// ext4_ext_remove_space, the blocks from lblk from on back to the device.
+// The caller holds the mapping's lock.
+func (b fileBlocks) TruncateBlocks(inode *vfs.Inode, from uint64) {
+	ei := EXT4_I(inode)
+	for idx, addr := range ei.data {
+		if idx >= from {
+			b.sb.Dev.Free(addr)
+			delete(ei.data, idx)
+		}
+	}
+}
+
+// RawBlocks returns copies of a regular file's stored blocks by page index
+// (ciphertext for an encrypted file; nil for holes). It takes the
+// mapping's lock.
+func RawBlocks(inode *vfs.Inode) [][]byte {
+	ei := EXT4_I(inode)
+	ei.mapping.Lock()
+	defer ei.mapping.Unlock()
+	n := uint64(0)
+	for idx := range ei.data {
+		n = max(n, idx+1)
+	}
+	out := make([][]byte, n)
+	for idx, addr := range ei.data {
+		out[idx] = append([]byte(nil), ei.SB.Dev.Block(addr)...)
+	}
+	return out
 }
 
 // csumSeed is ei->i_csum_seed: crc32c of the inode number and generation
 // chained from the filesystem seed (ext4_iget).
 func (dir *Inode) csumSeed() uint32 {
 	var b [4]byte
-	binary.LittleEndian.PutUint32(b[:], dir.Ino)
+	binary.LittleEndian.PutUint32(b[:], dir.ino())
 	c := Crc32c(dir.SB.CsumSeed, b[:])
 	binary.LittleEndian.PutUint32(b[:], dir.Generation)
 	return Crc32c(c, b[:])
 }
 
-// dirblockCsum is ext4_dirblock_csum over the block up to its tail.
-func (dir *Inode) dirblockCsum(b []byte) uint32 {
-	return Crc32c(dir.csumSeed(), b[:BlockSize-DirEntryTailSize])
-}
-
-// dirblockCsumSet is ext4_dirblock_csum_set.
-func (dir *Inode) dirblockCsumSet(t *kernel.Task, b []byte) {
-	if !dir.SB.MetadataCsum {
-		return
-	}
-	if !direntTailOK(b) {
-		dir.warning(t, "ext4_dirblock_csum_set", "No space for directory leaf checksum. Please run e2fsck -D.")
-		return
-	}
-	binary.LittleEndian.PutUint32(b[BlockSize-4:], dir.dirblockCsum(b))
-}
-
-// dirblockCsumVerify is ext4_dirblock_csum_verify.
-func (dir *Inode) dirblockCsumVerify(t *kernel.Task, b []byte) bool {
-	if !dir.SB.MetadataCsum {
-		return true
-	}
-	if !direntTailOK(b) {
-		dir.warning(t, "ext4_dirblock_csum_verify", "No space for directory leaf checksum. Please run e2fsck -D.")
-		return false
-	}
-	return binary.LittleEndian.Uint32(b[BlockSize-4:]) == dir.dirblockCsum(b)
-}
-
-// getDxCountlimit is get_dx_countlimit: where {limit, count} sit in an
-// index block (offset 32 in the root, 8 in a node), or -1.
-func getDxCountlimit(b []byte) int {
-	rlen := direntRecLen(b, 0)
-	switch {
-	case rlen == BlockSize:
-		return 8
-	case rlen == 12:
-		if direntRecLen(b, 12) != BlockSize-12 {
-			return -1
-		}
-		info := readDxRootInfo(b)
-		if info.reservedZero != 0 || info.infoLength != dxRootInfoLen {
-			return -1
-		}
-		return 32
-	}
-	return -1
-}
-
-// dxCsum is ext4_dx_csum.
-func (dir *Inode) dxCsum(b []byte, countOff, count int, tailOff int) uint32 {
-	c := Crc32c(dir.csumSeed(), b[:countOff+count*dxEntrySize])
-	c = Crc32c(c, b[tailOff:tailOff+4])
-	var zero [4]byte
-	return Crc32c(c, zero[:])
-}
-
-// dxCsumLocate finds the dx tail of an index block: ok false when there is
-// no room for one.
-func dxCsumLocate(b []byte) (countOff, count, tailOff int, ok bool) {
-	countOff = getDxCountlimit(b)
-	if countOff < 0 {
-		return 0, 0, 0, false
-	}
-	limit := int(binary.LittleEndian.Uint16(b[countOff:]))
-	count = int(binary.LittleEndian.Uint16(b[countOff+2:]))
-	if countOff+limit*dxEntrySize > BlockSize-dxTailSize {
-		return 0, 0, 0, false
-	}
-	return countOff, count, countOff + limit*dxEntrySize, true
-}
-
-// dxCsumSet is ext4_dx_csum_set.
-func (dir *Inode) dxCsumSet(t *kernel.Task, b []byte) {
-	if !dir.SB.MetadataCsum {
-		return
-	}
-	countOff, count, tailOff, ok := dxCsumLocate(b)
-	if !ok || count > (BlockSize-countOff)/dxEntrySize {
-		dir.errorInode(t, "ext4_dx_csum_set", 0, "dir seems corrupt?  Run e2fsck -D.")
-		return
-	}
-	binary.LittleEndian.PutUint32(b[tailOff+4:], dir.dxCsum(b, countOff, count, tailOff))
-}
-
-// dxCsumVerify is ext4_dx_csum_verify.
-func (dir *Inode) dxCsumVerify(t *kernel.Task, b []byte) bool {
-	if !dir.SB.MetadataCsum {
-		return true
-	}
-	countOff, count, tailOff, ok := dxCsumLocate(b)
-	if !ok || count > (BlockSize-countOff)/dxEntrySize {
-		dir.errorInode(t, "ext4_dx_csum_verify", 0, "dir seems corrupt?  Run e2fsck -D.")
-		return false
-	}
-	return binary.LittleEndian.Uint32(b[tailOff+4:]) == dir.dxCsum(b, countOff, count, tailOff)
-}
-
-// errorInode logs like ext4_error_inode: "EXT4-fs error (device D): FN:
-// inode #N: block B: comm C: MSG".
-func (dir *Inode) errorInode(t *kernel.Task, fn string, block uint32, format string, args ...any) {
-	t.Printk("EXT4-fs error (device %s): %s: inode #%d: block %d: comm %s: %s", dir.SB.Name, fn, dir.Ino, block, t.Comm, fmt.Sprintf(format, args...))
-}
-
-// warning logs like ext4_warning_inode.
-func (dir *Inode) warning(t *kernel.Task, fn string, format string, args ...any) {
-	t.Printk("EXT4-fs warning (device %s): %s: inode #%d: comm %s: %s", dir.SB.Name, fn, dir.Ino, t.Comm, fmt.Sprintf(format, args...))
-}
-
-// Directory block kinds for readDirblock (dirblock_type_t).
-type dirblockType int
-
-const (
-	either dirblockType = iota
-	index
-	dirent
-	direntHtree
-)
-
-// errBadDxDir is ERR_BAD_DX_DIR: an htree format error after which the
-// caller falls back to a linear search; never returned to users.
-var errBadDxDir = fmt.Errorf("ERR_BAD_DX_DIR")
-
-// EFSBADCRC is the kernel's EFSBADCRC (EBADMSG): a metadata checksum
-// mismatch.
-var EFSBADCRC = errno.EBADMSG
-
-// readDirblock is __ext4_read_dirblock: the block past i_size and holes
-// where the htree needs a block are EFSCORRUPTED; with metadata_csum an
-// index block must pass ext4_dx_csum_verify and a leaf ext4_dirblock_csum_verify
-// (EFSBADCRC otherwise). A hole elsewhere returns nil.
-func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn string) ([]byte, error) {
-	if lblk >= dir.nblocks() {
-		dir.errorInode(t, fn, lblk, "Attempting to read directory block (%d) that is past i_size (%d)", lblk, dir.Size)
-		return nil, errno.EFSCORRUPTED
-	}
-	pblk := dir.PhysBlock(lblk)
-	b := dir.SB.Dev.Block(pblk)
-	if b == nil {
-		if typ == index || typ == direntHtree || lblk == 0 {
-			kind := "leaf"
-			if typ == index {
-				kind = "index"
-			}
-			dir.errorInode(t, fn, lblk, "Directory hole found for htree %s block %d", kind, lblk)
-			return nil, errno.EFSCORRUPTED
-		}
-		return nil, nil
-	}
-	isDxBlock := false
-	if dir.IsDx() {
-		if lblk == 0 || direntRecLen(b, 0) == BlockSize {
-			isDxBlock = true
-		}
-	}
-	if !isDxBlock && typ == index {
-		dir.errorInode(t, fn, lblk, "directory leaf block found instead of index block")
-		return nil, errno.EFSCORRUPTED
-	}
-	if !dir.SB.MetadataCsum || dir.SB.Dev.BufferVerified(pblk) {
-		return b, nil
-	}
-	if isDxBlock && typ == index {
-		if !dir.dxCsumVerify(t, b) {
-			dir.errorInode(t, fn, lblk, "Directory index failed checksum")
-			return nil, EFSBADCRC
-		}
-		dir.SB.Dev.SetBufferVerified(pblk)
-	}
-	if !isDxBlock {
-		if !dir.dirblockCsumVerify(t, b) {
-			dir.errorInode(t, fn, lblk, "Directory block failed checksum")
-			return nil, EFSBADCRC
-		}
-		dir.SB.Dev.SetBufferVerified(pblk)
-	}
-	return b, nil
-}
-
-// markDirty stands for ext4_handle_dirty_dirblock / _dx_node: the checksum
-// is recomputed and the buffer stays verified.
-func (dir *Inode) markDirtyLeaf(t *kernel.Task, lblk uint32, b []byte) {
-	dir.dirblockCsumSet(t, b)
-	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
-}
-
-func (dir *Inode) markDirtyDx(t *kernel.Task, lblk uint32, b []byte) {
-	dir.dxCsumSet(t, b)
-	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
-}
-
 // String is the canonical one-line dump of the inode's directory state.
 func (dir *Inode) String() string {
-	s := fmt.Sprintf("ext4 dir ino=%d size=%d blocks=%d", dir.Ino, dir.Size, dir.nblocks())
+	s := fmt.Sprintf("ext4 dir ino=%d size=%d blocks=%d", dir.ino(), dir.Size(), dir.nblocks())
 	if dir.IsDx() {
 		s += " htree"
 	}

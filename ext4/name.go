@@ -1,10 +1,10 @@
 package ext4
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/vfs"
@@ -13,15 +13,6 @@ import (
 // Encoding is what the directory code needs from the superblock's Unicode
 // map (sb->s_encoding); see vfs.Encoding.
 type Encoding = vfs.Encoding
-
-// CryptName is the part of struct fscrypt_name the directory code reads;
-// see vfs.CryptName.
-type CryptName = vfs.CryptName
-
-// NameCrypt is what an encrypted directory needs from fscrypt
-// (fs/crypto/fname.c), bound to the directory's inode and key; see
-// vfs.NameCrypt.
-type NameCrypt = vfs.NameCrypt
 
 // pathMax is PATH_MAX, the buffer ext4fs_dirhash folds into.
 const pathMax = 4096
@@ -34,7 +25,9 @@ var (
 	siteReaddirFstr   = kmem.NewSite("ext4_readdir:fstr")
 )
 
-// Filename is struct ext4_filename (fs/ext4/ext4.h).
+// Filename is struct ext4_filename (fs/ext4/ext4.h), with the struct
+// fscrypt_name it is made from (ext4_fname_from_fscrypt_name), whose
+// crypto_buf ext4_fname_free_filename releases.
 type Filename struct {
 	// UsrName is usr_fname, DiskName disk_name (ciphertext when encrypted).
 	UsrName, DiskName []byte
@@ -44,9 +37,8 @@ type Filename struct {
 	// CfName is cf_name, the casefolded name (nil when not folded).
 	CfName []byte
 
-	crypt    CryptName
-	hasCrypt bool
-	cfBuf    []byte
+	crypt fscrypt.Name
+	cfBuf []byte
 }
 
 // String is the canonical one-line dump of a prepared name.
@@ -58,38 +50,10 @@ func (f *Filename) String() string {
 	return s
 }
 
-// Dirhash is ext4fs_dirhash (fs/ext4/hash.c): in a casefolded directory
-// whose key (if encrypted) is present, a non-empty name is casefolded into a
-// kzalloc'd PATH_MAX buffer first (the raw name is hashed when folding
-// fails); then __ext4fs_dirhash, with the directory's SipHash key for
-// DX_HASH_SIPHASH.
-func Dirhash(t *kernel.Task, dir *Inode, name []byte, hinfo *DxHashInfo) error {
-	var key *[2]uint64
-	if dir.IsEncrypted() {
-		if k, ok := dir.Crypt.DirhashKey(); ok && dir.IsCasefolded() {
-			key = &k
-		}
-	}
-	if len(name) > 0 && dir.IsCasefolded() && (!dir.IsEncrypted() || dir.Crypt.HasKey()) {
-		buff, err := t.Kzalloc(siteDirhashBuff, pathMax, kmem.GFPKernel)
-		if err != nil {
-			return errno.ENOMEM
-		}
-		n, ferr := dir.SB.Encoding.Casefold(buff, name)
-		if ferr == nil {
-			err = Ext4fsDirhash(buff[:n], hinfo, key)
-			t.Kfree(siteDirhashBuff, buff)
-			return err
-		}
-		t.Kfree(siteDirhashBuff, buff)
-	}
-	return Ext4fsDirhash(name, hinfo, key)
-}
-
 // setupCIFilename is ext4_fname_setup_ci_filename: the casefolded name
 // (kmalloc(EXT4_NAME_LEN)), and in an encrypted directory the SipHash of it.
 func setupCIFilename(t *kernel.Task, dir *Inode, iname []byte, f *Filename) error {
-	if !dir.IsCasefolded() || (dir.IsEncrypted() && !dir.Crypt.HasKey()) {
+	if !dir.IsCasefolded() || (dir.IsEncrypted() && !dir.hasKey()) {
 		f.CfName = nil
 		return nil
 	}
@@ -114,55 +78,16 @@ func setupCIFilename(t *kernel.Task, dir *Inode, iname []byte, f *Filename) erro
 	return Dirhash(t, dir, iname, &f.Hinfo)
 }
 
-// SetupFilename is ext4_fname_setup_filename: fscrypt_setup_filename, then
-// the casefolded name. Release with FreeFilename.
-func SetupFilename(t *kernel.Task, dir *Inode, iname []byte, lookup bool) (*Filename, error) {
-	if len(iname) > NameLen {
-		return nil, errno.ENAMETOOLONG
-	}
-	if !dir.IsEncrypted() {
-		return setupFilename(t, dir, iname, nil)
-	}
-	cn, err := dir.Crypt.SetupFilename(t, iname, lookup)
-	if err != nil {
-		return nil, err
-	}
-	return setupFilename(t, dir, iname, &cn)
-}
+// ciCrypt is generic_ci_match's view of an encrypted parent: its key
+// and fscrypt_fname_disk_to_usr.
+type ciCrypt struct{ dir *vfs.Inode }
 
-// PrepareLookupFilename is the second half of ext4_fname_prepare_lookup:
-// the name of a lookup whose fscrypt part the caller prepared with
-// fscrypt_prepare_lookup (crypt is nil for an unencrypted directory),
-// ext4_fname_from_fscrypt_name then ext4_fname_setup_ci_filename. It takes
-// over crypt, which FreeFilename releases, even on error.
-func PrepareLookupFilename(t *kernel.Task, dir *Inode, iname []byte, crypt *CryptName) (*Filename, error) {
-	return setupFilename(t, dir, iname, crypt)
-}
+// HasKey implements vfs.CINameDecrypter.
+func (c ciCrypt) HasKey() bool { return fscrypt.HasEncryptionKey(c.dir) }
 
-func setupFilename(t *kernel.Task, dir *Inode, iname []byte, crypt *CryptName) (*Filename, error) {
-	f := &Filename{UsrName: iname, DiskName: iname}
-	if crypt != nil {
-		f.crypt, f.hasCrypt = *crypt, true
-		f.DiskName = crypt.DiskName
-		f.Hinfo.Hash, f.Hinfo.MinorHash = crypt.Hash, crypt.MinorHash
-	}
-	if err := setupCIFilename(t, dir, iname, f); err != nil {
-		FreeFilename(t, dir, f)
-		return nil, err
-	}
-	return f, nil
-}
-
-// FreeFilename is ext4_fname_free_filename.
-func FreeFilename(t *kernel.Task, dir *Inode, f *Filename) {
-	if f.hasCrypt {
-		dir.Crypt.FreeFilename(t, &f.crypt)
-		f.hasCrypt = false
-	}
-	if f.cfBuf != nil {
-		t.Kfree(siteCfName, f.cfBuf)
-		f.cfBuf, f.CfName = nil, nil
-	}
+// DiskToUsr implements vfs.CINameDecrypter.
+func (c ciCrypt) DiskToUsr(t *kernel.Task, hash, minorHash uint32, iname, oname []byte) (int, error) {
+	return fscrypt.FnameDiskToUsr(t, c.dir, hash, minorHash, iname, oname)
 }
 
 // ciParent describes dir to generic_ci_match (vfs.GenericCIMatch), with
@@ -171,7 +96,7 @@ func FreeFilename(t *kernel.Task, dir *Inode, f *Filename) {
 func ciParent(dir *Inode) vfs.CIParent {
 	p := vfs.CIParent{Encoding: dir.SB.Encoding, Strict: dir.SB.HasStrictEncoding(), Site: siteDecryptedName}
 	if dir.IsEncrypted() {
-		p.Crypt = dir.Crypt
+		p.Crypt = ciCrypt{&dir.Inode}
 	}
 	return p
 }
@@ -188,7 +113,7 @@ func match(t *kernel.Task, dir *Inode, f *Filename, b []byte, off int, st *looku
 	nl := int(b[off+6])
 	deName := b[off+8 : off+8+nl]
 	st.compared++
-	if dir.IsCasefolded() && (!dir.IsEncrypted() || dir.Crypt.HasKey()) {
+	if dir.IsCasefolded() && (!dir.IsEncrypted() || dir.hasKey()) {
 		if dir.SB.NoCasefoldCompatFallback() && dir.IsEncrypted() && f.CfName != nil {
 			h, m, ok := direntHashes(b, off)
 			if !ok || f.Hinfo.Hash != h || f.Hinfo.MinorHash != m {
@@ -202,8 +127,5 @@ func match(t *kernel.Task, dir *Inode, f *Filename, b []byte, off int, st *looku
 		res, _ := vfs.GenericCIMatch(t, &parent, f.UsrName, f.CfName, deName, nil)
 		return res > 0
 	}
-	if f.hasCrypt {
-		return dir.Crypt.MatchName(&f.crypt, deName)
-	}
-	return bytes.Equal(f.DiskName, deName)
+	return fscrypt.MatchName(&f.crypt, deName)
 }

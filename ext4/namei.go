@@ -2,12 +2,197 @@ package ext4
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
+	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/events"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
 )
+
+// dirblockCsum is ext4_dirblock_csum over the block up to its tail.
+func (dir *Inode) dirblockCsum(b []byte) uint32 {
+	return Crc32c(dir.csumSeed(), b[:BlockSize-DirEntryTailSize])
+}
+
+// dirblockCsumSet is ext4_dirblock_csum_set.
+func (dir *Inode) dirblockCsumSet(t *kernel.Task, b []byte) {
+	if !dir.SB.MetadataCsum {
+		return
+	}
+	if !direntTailOK(b) {
+		dir.warning(t, "ext4_dirblock_csum_set", "No space for directory leaf checksum. Please run e2fsck -D.")
+		return
+	}
+	binary.LittleEndian.PutUint32(b[BlockSize-4:], dir.dirblockCsum(b))
+}
+
+// dirblockCsumVerify is ext4_dirblock_csum_verify.
+func (dir *Inode) dirblockCsumVerify(t *kernel.Task, b []byte) bool {
+	if !dir.SB.MetadataCsum {
+		return true
+	}
+	if !direntTailOK(b) {
+		dir.warning(t, "ext4_dirblock_csum_verify", "No space for directory leaf checksum. Please run e2fsck -D.")
+		return false
+	}
+	return binary.LittleEndian.Uint32(b[BlockSize-4:]) == dir.dirblockCsum(b)
+}
+
+// getDxCountlimit is get_dx_countlimit: where {limit, count} sit in an
+// index block (offset 32 in the root, 8 in a node), or -1.
+func getDxCountlimit(b []byte) int {
+	rlen := direntRecLen(b, 0)
+	switch {
+	case rlen == BlockSize:
+		return 8
+	case rlen == 12:
+		if direntRecLen(b, 12) != BlockSize-12 {
+			return -1
+		}
+		info := readDxRootInfo(b)
+		if info.reservedZero != 0 || info.infoLength != dxRootInfoLen {
+			return -1
+		}
+		return 32
+	}
+	return -1
+}
+
+// dxCsum is ext4_dx_csum.
+func (dir *Inode) dxCsum(b []byte, countOff, count int, tailOff int) uint32 {
+	c := Crc32c(dir.csumSeed(), b[:countOff+count*dxEntrySize])
+	c = Crc32c(c, b[tailOff:tailOff+4])
+	var zero [4]byte
+	return Crc32c(c, zero[:])
+}
+
+// dxCsumLocate finds the dx tail of an index block: ok false when there is
+// no room for one.
+func dxCsumLocate(b []byte) (countOff, count, tailOff int, ok bool) {
+	countOff = getDxCountlimit(b)
+	if countOff < 0 {
+		return 0, 0, 0, false
+	}
+	limit := int(binary.LittleEndian.Uint16(b[countOff:]))
+	count = int(binary.LittleEndian.Uint16(b[countOff+2:]))
+	if countOff+limit*dxEntrySize > BlockSize-dxTailSize {
+		return 0, 0, 0, false
+	}
+	return countOff, count, countOff + limit*dxEntrySize, true
+}
+
+// dxCsumSet is ext4_dx_csum_set.
+func (dir *Inode) dxCsumSet(t *kernel.Task, b []byte) {
+	if !dir.SB.MetadataCsum {
+		return
+	}
+	countOff, count, tailOff, ok := dxCsumLocate(b)
+	if !ok || count > (BlockSize-countOff)/dxEntrySize {
+		dir.errorInode(t, "ext4_dx_csum_set", 0, "dir seems corrupt?  Run e2fsck -D.")
+		return
+	}
+	binary.LittleEndian.PutUint32(b[tailOff+4:], dir.dxCsum(b, countOff, count, tailOff))
+}
+
+// dxCsumVerify is ext4_dx_csum_verify.
+func (dir *Inode) dxCsumVerify(t *kernel.Task, b []byte) bool {
+	if !dir.SB.MetadataCsum {
+		return true
+	}
+	countOff, count, tailOff, ok := dxCsumLocate(b)
+	if !ok || count > (BlockSize-countOff)/dxEntrySize {
+		dir.errorInode(t, "ext4_dx_csum_verify", 0, "dir seems corrupt?  Run e2fsck -D.")
+		return false
+	}
+	return binary.LittleEndian.Uint32(b[tailOff+4:]) == dir.dxCsum(b, countOff, count, tailOff)
+}
+
+// Directory block kinds for readDirblock (dirblock_type_t).
+type dirblockType int
+
+const (
+	either dirblockType = iota
+	index
+	dirent
+	direntHtree
+)
+
+// errBadDxDir is ERR_BAD_DX_DIR: an htree format error after which the
+// caller falls back to a linear search; never returned to users.
+var errBadDxDir = fmt.Errorf("ERR_BAD_DX_DIR")
+
+// EFSBADCRC is the kernel's EFSBADCRC (EBADMSG): a metadata checksum
+// mismatch.
+var EFSBADCRC = errno.EBADMSG
+
+// readDirblock is __ext4_read_dirblock: the block past i_size and holes
+// where the htree needs a block are EFSCORRUPTED; with metadata_csum an
+// index block must pass ext4_dx_csum_verify and a leaf ext4_dirblock_csum_verify
+// (EFSBADCRC otherwise). A hole elsewhere returns nil.
+func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn string) ([]byte, error) {
+	if lblk >= dir.nblocks() {
+		dir.errorInode(t, fn, lblk, "Attempting to read directory block (%d) that is past i_size (%d)", lblk, dir.Size())
+		return nil, errno.EFSCORRUPTED
+	}
+	pblk := dir.PhysBlock(lblk)
+	b := dir.SB.Dev.Block(pblk)
+	if b == nil {
+		if typ == index || typ == direntHtree || lblk == 0 {
+			kind := "leaf"
+			if typ == index {
+				kind = "index"
+			}
+			dir.errorInode(t, fn, lblk, "Directory hole found for htree %s block %d", kind, lblk)
+			return nil, errno.EFSCORRUPTED
+		}
+		return nil, nil
+	}
+	isDxBlock := false
+	if dir.IsDx() {
+		if lblk == 0 || direntRecLen(b, 0) == BlockSize {
+			isDxBlock = true
+		}
+	}
+	if !isDxBlock && typ == index {
+		dir.errorInode(t, fn, lblk, "directory leaf block found instead of index block")
+		return nil, errno.EFSCORRUPTED
+	}
+	if !dir.SB.MetadataCsum || dir.SB.Dev.BufferVerified(pblk) {
+		return b, nil
+	}
+	if isDxBlock && typ == index {
+		if !dir.dxCsumVerify(t, b) {
+			dir.errorInode(t, fn, lblk, "Directory index failed checksum")
+			return nil, EFSBADCRC
+		}
+		dir.SB.Dev.SetBufferVerified(pblk)
+	}
+	if !isDxBlock {
+		if !dir.dirblockCsumVerify(t, b) {
+			dir.errorInode(t, fn, lblk, "Directory block failed checksum")
+			return nil, EFSBADCRC
+		}
+		dir.SB.Dev.SetBufferVerified(pblk)
+	}
+	return b, nil
+}
+
+// markDirty stands for ext4_handle_dirty_dirblock / _dx_node: the checksum
+// is recomputed and the buffer stays verified.
+func (dir *Inode) markDirtyLeaf(t *kernel.Task, lblk uint32, b []byte) {
+	dir.dirblockCsumSet(t, b)
+	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
+}
+
+func (dir *Inode) markDirtyDx(t *kernel.Task, lblk uint32, b []byte) {
+	dir.dxCsumSet(t, b)
+	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
+}
 
 // Events counted by the directory code, once per operation.
 var (
@@ -210,7 +395,7 @@ func dxProbe(t *kernel.Task, dir *Inode, f *Filename, hinfo *DxHashInfo) ([]dxFr
 	}
 	indirect := int(info.indirectLevels)
 	if indirect >= dir.SB.htreeLevel() {
-		dir.warning(t, fn, "Directory (ino: %d) htree depth %#06x exceed supported value", dir.Ino, dir.SB.htreeLevel())
+		dir.warning(t, fn, "Directory (ino: %d) htree depth %#06x exceed supported value", dir.ino(), dir.SB.htreeLevel())
 		if dir.SB.htreeLevel() < HtreeLevel {
 			dir.warning(t, fn, "Enable large directory feature to access it")
 		}
@@ -352,7 +537,7 @@ func (dir *Inode) isDxInternalNode(lblk uint32, b []byte) bool {
 // index is bad, or when the name is missing from a casefolded directory
 // whose superblock lacks the no-compat-fallback flag; else every block in
 // turn from the last block where a name was found. It returns nil and no
-// error when the name is absent.
+// error when the name is absent. Errors: EFSCORRUPTED, EFSBADCRC, ENOMEM.
 func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error) {
 	defer t.Trace("__ext4_find_entry")()
 	t.Inc(EvFindEntry)
@@ -419,7 +604,8 @@ func isDotDotdot(name []byte) bool {
 }
 
 // FindEntry is ext4_find_entry: SetupFilename (as a lookup), then
-// FindEntryFname. ENOENT from fscrypt means not found.
+// FindEntryFname. ENOENT from fscrypt means not found. Errors: those of
+// SetupFilename and FindEntryFname.
 func FindEntry(t *kernel.Task, dir *Inode, name []byte) (*DentryRef, error) {
 	f, err := SetupFilename(t, dir, name, true)
 	if err == errno.ENOENT {
@@ -428,11 +614,12 @@ func FindEntry(t *kernel.Task, dir *Inode, name []byte) (*DentryRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer FreeFilename(t, dir, f)
+	defer FreeFilename(t, f)
 	return FindEntryFname(t, dir, f)
 }
 
-// InodeByName returns the inode number of name, or 0.
+// InodeByName returns the inode number of name, or 0; errors as
+// FindEntry's.
 func InodeByName(t *kernel.Task, dir *Inode, name []byte) (uint32, error) {
 	r, err := FindEntry(t, dir, name)
 	if r == nil {
@@ -804,7 +991,7 @@ func dxAddEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error
 				restart = true
 			}
 			if addLevel && levels == dir.SB.htreeLevel() {
-				dir.warning(t, "ext4_dx_add_entry", "Directory (ino: %d) index full, reach max htree level :%d", dir.Ino, levels)
+				dir.warning(t, "ext4_dx_add_entry", "Directory (ino: %d) index full, reach max htree level :%d", dir.ino(), levels)
 				if dir.SB.htreeLevel() < HtreeLevel {
 					dir.warning(t, "ext4_dx_add_entry", "Large directory feature is not enabled on this filesystem")
 				}
@@ -877,7 +1064,7 @@ func AddEntry(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
 	if err != nil {
 		return err
 	}
-	defer FreeFilename(t, dir, f)
+	defer FreeFilename(t, f)
 	dxFallback := false
 	if dir.IsDx() {
 		err := dxAddEntry(t, dir, f, ino, mode)
@@ -960,7 +1147,7 @@ func DeleteEntry(t *kernel.Task, dir *Inode, r *DentryRef) error {
 }
 
 // SetLink is ext4_setent: the dirent now names inode ino (rename onto an
-// existing name).
+// existing name). Errors: ENOENT when the ref is stale.
 func SetLink(t *kernel.Task, dir *Inode, r *DentryRef, ino, mode uint32) error {
 	b := dir.BlockAt(r.Lblk)
 	if b == nil || direntInode(b, r.Off) == 0 {
@@ -986,7 +1173,7 @@ func SetDotdot(t *kernel.Task, dir *Inode, parentIno uint32) error {
 		return err
 	}
 	if b == nil || checkDirEntry(t, dir, "ext4_get_first_dir_block", b, BlockSize, 0, 0) ||
-		direntInode(b, 0) != dir.Ino || b[6] != 1 || b[8] != '.' {
+		direntInode(b, 0) != dir.ino() || b[6] != 1 || b[8] != '.' {
 		dir.warning(t, "ext4_get_first_dir_block", "directory missing '.'")
 		return errno.EFSCORRUPTED
 	}
@@ -1007,13 +1194,13 @@ func SetDotdot(t *kernel.Task, dir *Inode, parentIno uint32) error {
 
 // InitNewDir is ext4_init_new_dir with ext4_init_dot_dotdot: block 0 holds
 // "." (rec_len 12) and ".." spanning the rest of the block (up to the
-// checksum tail).
+// checksum tail). The directory must have no blocks yet (a new inode).
 func InitNewDir(t *kernel.Task, dir *Inode, parentIno uint32) error {
 	csum := dir.SB.csumSize()
-	dir.Size = 0
+	dir.SetSize(0)
 	dir.blocks = nil
 	lblk, b := dir.appendBlock()
-	setInode(b, 0, dir.Ino)
+	setInode(b, 0, dir.ino())
 	b[6] = 1
 	setRecLen(b, 0, DirRecLen(1, false))
 	b[8] = '.'
@@ -1031,9 +1218,11 @@ func InitNewDir(t *kernel.Task, dir *Inode, parentIno uint32) error {
 	return nil
 }
 
-// EmptyDir is ext4_empty_dir: only "." and "..".
+// EmptyDir is ext4_empty_dir: only "." and "..". A directory whose blocks
+// cannot be read, or whose "." or ".." is missing, is not empty (with a
+// log line).
 func EmptyDir(t *kernel.Task, dir *Inode) bool {
-	if dir.Size < int64(DirRecLen(1, false)+DirRecLen(2, false)) {
+	if dir.Size() < int64(DirRecLen(1, false)+DirRecLen(2, false)) {
 		dir.errorInode(t, "ext4_empty_dir", 0, "invalid size")
 		return false
 	}
@@ -1041,7 +1230,7 @@ func EmptyDir(t *kernel.Task, dir *Inode) bool {
 	if err != nil || b == nil {
 		return false
 	}
-	if checkDirEntry(t, dir, "ext4_empty_dir", b, BlockSize, 0, 0) || direntInode(b, 0) != dir.Ino || b[6] != 1 || b[8] != '.' {
+	if checkDirEntry(t, dir, "ext4_empty_dir", b, BlockSize, 0, 0) || direntInode(b, 0) != dir.ino() || b[6] != 1 || b[8] != '.' {
 		dir.warning(t, "ext4_empty_dir", "directory missing '.'")
 		return false
 	}
@@ -1051,7 +1240,7 @@ func EmptyDir(t *kernel.Task, dir *Inode) bool {
 		return false
 	}
 	offset += direntRecLen(b, offset)
-	for int64(offset) < dir.Size {
+	for int64(offset) < dir.Size() {
 		if offset%BlockSize == 0 {
 			lblk := uint32(offset / BlockSize)
 			nb, err := dir.readDirblock(t, lblk, either, "ext4_empty_dir")
@@ -1077,3 +1266,367 @@ func EmptyDir(t *kernel.Task, dir *Inode) bool {
 func putLE32(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
+
+// The inode operations of directories (ext4_dir_inode_operations,
+// fs/ext4/namei.c). The VFS calls each with the directory's i_rwsem held
+// exclusive (shared for Lookup of a walk) and with references on the
+// dentries and inodes it passes; a rename holds both parents' locks and,
+// across directories, s_vfs_rename_mutex.
+
+// LinkMax is EXT4_LINK_MAX: the most links a non-directory may have.
+const LinkMax = 65000
+
+// dirOps are a directory's inode operations (ext4_dir_inode_operations).
+type dirOps struct {
+	vfs.NoInodeOps
+	sb *SuperBlock
+}
+
+// Lookup is ext4_lookup: ext4_lookup_entry (the htree, or the linear
+// search, with the fallback a casefolded miss takes), the inode number's
+// checks, ext4_iget, and d_splice_alias, which takes over the inode
+// reference. An encrypted directory refuses a directory or symlink whose
+// policy it does not permit (EPERM, with a warning). As in Linux before
+// 6.9, a miss in a casefolded directory leaves the dentry unhashed rather
+// than caching a negative dentry (the model has no
+// generic_ci_d_revalidate). Errors: ENAMETOOLONG, EFSCORRUPTED (a corrupt
+// block, a bad inode number), EFSBADCRC, EPERM, ENOMEM, fscrypt's.
+func (o *dirOps) Lookup(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, flags uint32) (*vfs.Dentry, error) {
+	defer t.Trace("ext4_lookup")()
+	if len(d.Name().Name) > NameLen {
+		return nil, errno.ENAMETOOLONG
+	}
+	ei := EXT4_I(dir)
+	var inode *vfs.Inode
+	f, err := prepareLookup(t, ei, d)
+	switch {
+	case err == errno.ENOENT:
+	case err != nil:
+		return nil, err
+	default:
+		ref, err := FindEntryFname(t, ei, f)
+		FreeFilename(t, f)
+		if err != nil {
+			return nil, err
+		}
+		if ref != nil {
+			ino := ref.Entry.Inode
+			if uint64(ino) == dir.Ino() {
+				ei.errorInode(t, "ext4_lookup", 0, "'%s' linked to parent dir", d.Name().Name)
+				return nil, errno.EFSCORRUPTED
+			}
+			found, err := o.sb.iget(t, ei, ino)
+			if err != nil {
+				return nil, err
+			}
+			inode = &found.Inode
+			if dir.IsEncrypted() && (inode.IsDir() || inode.IsLnk()) && !fscrypt.HasPermittedContext(t, dir, inode) {
+				t.Printk("EXT4-fs warning (device %s): ext4_lookup: Inconsistent encryption contexts: %d/%d", o.sb.Name, dir.Ino(), inode.Ino())
+				vfs.Iput(t, inode)
+				return nil, errno.EPERM
+			}
+		}
+	}
+	if inode == nil && dir.IsCasefolded() {
+		return nil, nil
+	}
+	return vfs.DSpliceAlias(t, inode, d)
+}
+
+// addEntry is ext4_add_entry for the dentry's name (ext4_fname_setup_filename
+// without lookup: ENOKEY without the key).
+func addEntry(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, inode *vfs.Inode) error {
+	return AddEntry(t, EXT4_I(dir), []byte(d.Name().Name), uint32(inode.Ino()), inode.Mode())
+}
+
+// Create is ext4_create: a new regular file (__ext4_new_inode, with
+// fscrypt_prepare_new_inode and fscrypt_set_context), then
+// ext4_add_nondir. Errors: ENOKEY, ENOSPC, EEXIST, EINVAL (strict
+// encoding), EFSCORRUPTED, EFSBADCRC, ENOMEM, fscrypt's.
+func (o *dirOps) Create(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint32, excl bool) error {
+	defer t.Trace("ext4_create")()
+	inode, err := o.sb.newInode(t, EXT4_I(dir), mode&^vfs.S_IFMT|vfs.S_IFREG)
+	if err != nil {
+		return err
+	}
+	if err := addEntry(t, dir, d, &inode.Inode); err != nil {
+		discard(t, inode)
+		return err
+	}
+	dcache.DInstantiate(t, d, &inode.Inode)
+	return nil
+}
+
+// Mkdir is ext4_mkdir: a new directory (ext4_init_new_dir: "." and ".."
+// in block 0), its entry, and the link counts (2, and one more for the
+// parent). Errors: those of Create.
+func (o *dirOps) Mkdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint32) error {
+	defer t.Trace("ext4_mkdir")()
+	inode, err := o.sb.newInode(t, EXT4_I(dir), mode&^vfs.S_IFMT|vfs.S_IFDIR)
+	if err != nil {
+		return err
+	}
+	if err := InitNewDir(t, inode, uint32(dir.Ino())); err != nil {
+		discard(t, inode)
+		return err
+	}
+	if err := addEntry(t, dir, d, &inode.Inode); err != nil {
+		discard(t, inode)
+		return err
+	}
+	inode.SetNlink(2)
+	dir.IncNlink()
+	dcache.DInstantiate(t, d, &inode.Inode)
+	return nil
+}
+
+// findDentry is ext4_find_entry for a dentry's name (a no-key name is
+// decoded), checked against the inode the dentry holds (ENOENT
+// otherwise, as __ext4_unlink and ext4_rename do).
+func findDentry(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (*DentryRef, error) {
+	ref, err := FindEntry(t, EXT4_I(dir), []byte(d.Name().Name))
+	if err != nil {
+		return nil, err
+	}
+	if ref == nil || (d.Inode() != nil && uint64(ref.Entry.Inode) != d.Inode().Ino()) {
+		return nil, errno.ENOENT
+	}
+	return ref, nil
+}
+
+// Unlink is ext4_unlink (__ext4_unlink): find the entry, delete it
+// (ext4_delete_entry), drop the link. In a casefolded directory the dentry
+// is invalidated rather than left negative, as Linux before 6.9 does (see
+// Lookup): a negative "b" would otherwise be reused, name and all, by a
+// create of "B". The VFS also holds the victim's i_rwsem. Errors: ENOENT,
+// EFSCORRUPTED, EFSBADCRC, ENOMEM, fscrypt's.
+func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
+	defer t.Trace("ext4_unlink")()
+	ref, err := findDentry(t, dir, d)
+	if err != nil {
+		return err
+	}
+	if err := DeleteEntry(t, EXT4_I(dir), ref); err != nil {
+		return err
+	}
+	if dir.IsCasefolded() {
+		dcache.DInvalidate(t, d)
+	}
+	d.Inode().DropNlink(t)
+	return nil
+}
+
+// Rmdir is ext4_rmdir: find the entry (EFSCORRUPTED if it names another
+// inode), ENOTEMPTY unless the directory is empty, delete the entry, clear
+// the directory's links and drop the parent's. The VFS also holds the
+// victim's i_rwsem. Errors: ENOENT, ENOTEMPTY, EFSCORRUPTED, EFSBADCRC,
+// ENOMEM, fscrypt's.
+func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
+	defer t.Trace("ext4_rmdir")()
+	ei := EXT4_I(dir)
+	ref, err := FindEntry(t, ei, []byte(d.Name().Name))
+	if err != nil {
+		return err
+	}
+	if ref == nil {
+		return errno.ENOENT
+	}
+	inode := d.Inode()
+	if uint64(ref.Entry.Inode) != inode.Ino() {
+		return errno.EFSCORRUPTED
+	}
+	if !EmptyDir(t, EXT4_I(inode)) {
+		return errno.ENOTEMPTY
+	}
+	if err := DeleteEntry(t, ei, ref); err != nil {
+		return err
+	}
+	if dir.IsCasefolded() {
+		dcache.DInvalidate(t, d)
+	}
+	inode.ClearNlink()
+	dir.DropNlink(t)
+	return nil
+}
+
+// Rename is ext4_rename2: the flags (RENAME_WHITEOUT is not modelled:
+// EINVAL), fscrypt_prepare_rename (ENOKEY for a no-key name, EXDEV for a
+// move the new directory's policy forbids), then ext4_cross_rename for
+// RENAME_EXCHANGE or ext4_rename. Errors besides: ENOENT, ENOTEMPTY,
+// EEXIST, ENOSPC, EFSCORRUPTED, EFSBADCRC, ENOMEM.
+func (o *dirOps) Rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry, flags uint32) error {
+	defer t.Trace("ext4_rename2")()
+	if flags&^(vfs.RENAME_NOREPLACE|vfs.RENAME_EXCHANGE) != 0 {
+		return errno.EINVAL
+	}
+	if err := hooks.FscryptPrepareRename(t, oldDir, oldD, newDir, newD, flags); err != nil {
+		return err
+	}
+	if flags&vfs.RENAME_EXCHANGE != 0 {
+		return crossRename(t, oldDir, oldD, newDir, newD)
+	}
+	return rename(t, oldDir, oldD, newDir, newD)
+}
+
+// rename is ext4_rename: the old entry (ENOENT if it names another inode),
+// the new one if the target exists, ENOTEMPTY for a non-empty target
+// directory, then the new name (ext4_add_entry, or ext4_setent over the
+// target), the old entry's removal (ext4_rename_delete, which finds it
+// again when the directory changed under it), the target's link, and for a
+// directory ".." (ext4_rename_dir_finish) and the parents' links.
+func rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry) error {
+	oldInode, newInode := oldD.Inode(), newD.Inode()
+	oldRef, err := findDentry(t, oldDir, oldD)
+	if err != nil {
+		return err
+	}
+	var newRef *DentryRef
+	if newInode != nil {
+		if newRef, err = findDentry(t, newDir, newD); err != nil {
+			return err
+		}
+	}
+	isDir := oldInode.IsDir()
+	if isDir && newInode != nil && !EmptyDir(t, EXT4_I(newInode)) {
+		return errno.ENOTEMPTY
+	}
+	if newRef == nil {
+		if err := addEntry(t, newDir, newD, oldInode); err != nil {
+			return err
+		}
+	} else if err := SetLink(t, EXT4_I(newDir), newRef, uint32(oldInode.Ino()), oldInode.Mode()); err != nil {
+		return err
+	}
+	if oldDir == newDir && newRef == nil {
+		// ext4_rename_delete: the add may have split the block holding
+		// the old entry; find it again (ext4_find_delete_entry).
+		if oldRef, err = findDentry(t, oldDir, oldD); err != nil {
+			return err
+		}
+	}
+	if err := DeleteEntry(t, EXT4_I(oldDir), oldRef); err != nil {
+		return err
+	}
+	if newInode != nil {
+		newInode.DropNlink(t)
+	}
+	if isDir {
+		if oldDir != newDir {
+			if err := SetDotdot(t, EXT4_I(oldInode), uint32(newDir.Ino())); err != nil {
+				return err
+			}
+		}
+		oldDir.DropNlink(t)
+		if newInode != nil {
+			newInode.ClearNlink()
+		} else {
+			newDir.IncNlink()
+		}
+	}
+	return nil
+}
+
+// crossRename is ext4_cross_rename (RENAME_EXCHANGE): each entry names the
+// other inode (ext4_setent), moved directories get their ".." updated, and
+// the parents' link counts follow a directory that changes parent.
+func crossRename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry) error {
+	oldInode, newInode := oldD.Inode(), newD.Inode()
+	oldRef, err := findDentry(t, oldDir, oldD)
+	if err != nil {
+		return err
+	}
+	newRef, err := findDentry(t, newDir, newD)
+	if err != nil {
+		return err
+	}
+	if err := SetLink(t, EXT4_I(newDir), newRef, uint32(oldInode.Ino()), oldInode.Mode()); err != nil {
+		return err
+	}
+	if err := SetLink(t, EXT4_I(oldDir), oldRef, uint32(newInode.Ino()), newInode.Mode()); err != nil {
+		return err
+	}
+	if oldDir != newDir {
+		if oldInode.IsDir() {
+			if err := SetDotdot(t, EXT4_I(oldInode), uint32(newDir.Ino())); err != nil {
+				return err
+			}
+		}
+		if newInode.IsDir() {
+			if err := SetDotdot(t, EXT4_I(newInode), uint32(oldDir.Ino())); err != nil {
+				return err
+			}
+		}
+		if oldInode.IsDir() != newInode.IsDir() {
+			if oldInode.IsDir() {
+				oldDir.DropNlink(t)
+				newDir.IncNlink()
+			} else {
+				newDir.DropNlink(t)
+				oldDir.IncNlink()
+			}
+		}
+	}
+	return nil
+}
+
+// Link is ext4_link: EMLINK at EXT4_LINK_MAX, fscrypt_prepare_link (ENOKEY
+// for a no-key dentry, EXDEV when the directory's policy does not permit
+// the inode), then __ext4_link's new entry, which takes a reference on the
+// inode. The VFS also holds the inode's i_rwsem. Errors besides: EEXIST,
+// ENOSPC, EFSCORRUPTED, EFSBADCRC, ENOMEM.
+func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vfs.Dentry) error {
+	defer t.Trace("ext4_link")()
+	inode := oldD.Inode()
+	if inode.Nlink() >= LinkMax {
+		return errno.EMLINK
+	}
+	if err := hooks.FscryptPrepareLink(t, oldD, dir, newD); err != nil {
+		return err
+	}
+	vfs.Ihold(inode)
+	if err := addEntry(t, dir, newD, inode); err != nil {
+		vfs.Iput(t, inode)
+		return err
+	}
+	inode.IncNlink()
+	dcache.DInstantiate(t, newD, inode)
+	return nil
+}
+
+// Symlink is ext4_symlink: fscrypt_prepare_symlink (the target fits a
+// block: ENAMETOOLONG otherwise), the new inode, its target
+// (fscrypt_encrypt_symlink in an encrypted directory), then
+// ext4_add_nondir. Errors besides: those of Create.
+func (o *dirOps) Symlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, target string) error {
+	defer t.Trace("ext4_symlink")()
+	diskLen, _, err := hooks.FscryptPrepareSymlink(t, dir, target, BlockSize)
+	if err != nil {
+		return err
+	}
+	inode, err := o.sb.newInode(t, EXT4_I(dir), vfs.S_IFLNK|0o777)
+	if err != nil {
+		return err
+	}
+	if inode.IsEncrypted() {
+		sd, err := hooks.FscryptEncryptSymlink(t, &inode.Inode, target, diskLen)
+		if err != nil {
+			discard(t, inode)
+			return err
+		}
+		inode.target = sd
+		inode.SetSize(int64(diskLen - 1))
+	} else {
+		inode.target = append([]byte(target), 0)
+		inode.SetSize(int64(len(target)))
+		inode.SetLink(target)
+	}
+	if err := addEntry(t, dir, d, &inode.Inode); err != nil {
+		discard(t, inode)
+		return err
+	}
+	dcache.DInstantiate(t, d, &inode.Inode)
+	return nil
+}
+
+// Setattr of a directory: nothing to truncate.
+func (o *dirOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error { return nil }

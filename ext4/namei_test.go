@@ -27,7 +27,7 @@ func newTestDir(t testing.TB, o dirOpts) (*kernel.Task, *Inode) {
 	tk := kernel.New().NewTask("test")
 	tk.EnableCounting()
 	t.Cleanup(tk.Exit)
-	sb := NewSuperBlock()
+	sb := testSB(t, tk)
 	sb.SetUUID([16]byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 	sb.MetadataCsum = !o.noCsum
 	sb.LargeDir = o.largeDir
@@ -44,12 +44,9 @@ func newTestDir(t testing.TB, o dirOpts) (*kernel.Task, *Inode) {
 	if o.casefold {
 		sb.Encoding = asciiFold{}
 	}
-	dir := NewDirInode(sb, 12, 0x1234abcd, 0o755)
-	if o.casefold {
-		dir.Flags |= CasefoldFL
-	}
+	dir := testDirInode(t, tk, sb, 12, 0x1234abcd, o.casefold)
 	if o.encrypt {
-		dir.Crypt = &toyCrypt{Key: 0x33}
+		encryptDir(t, tk, dir)
 	}
 	if err := InitNewDir(tk, dir, parentIno); err != nil {
 		t.Fatal(err)
@@ -229,7 +226,7 @@ func plantStale(t testing.TB, tk *kernel.Task, dir *Inode, name, hashedAs string
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer FreeFilename(tk, dir, f)
+	defer FreeFilename(tk, f)
 	g, _ := SetupFilename(tk, dir, []byte(hashedAs), false)
 	frames, err := dxProbe(tk, dir, g, nil)
 	if err != nil {
@@ -240,7 +237,7 @@ func plantStale(t testing.TB, tk *kernel.Task, dir *Inode, name, hashedAs string
 	if err := addDirentToBuf(tk, dir, f, ino, SIfreg, dir.BlockAt(lblk), lblk, -1); err != nil {
 		t.Fatal(err)
 	}
-	FreeFilename(tk, dir, g)
+	FreeFilename(tk, g)
 }
 
 func TestCasefoldFallback(t *testing.T) {
@@ -489,5 +486,40 @@ func TestHtreeContinuation(t *testing.T) {
 		if err != nil || (r != nil) != cont {
 			t.Fatalf("continued=%v: found %v (%v)", cont, r, err)
 		}
+	}
+}
+
+// TestIsCasefoldedNeedsEncoding: IS_CASEFOLDED for the directory code is
+// S_CASEFOLD on a superblock with an encoding: without one, a directory
+// flagged casefolded looks names up exactly, as before the one inode.
+func TestIsCasefoldedNeedsEncoding(t *testing.T) {
+	tk := kernel.New().NewTask("test")
+	t.Cleanup(tk.Exit)
+	sb := testSB(t, tk)
+	if sb.Encoding != nil {
+		t.Fatal("default mount has an encoding")
+	}
+	dir := testDirInode(t, tk, sb, 12, 1, true)
+	if err := InitNewDir(tk, dir, parentIno); err != nil {
+		t.Fatal(err)
+	}
+	if !dir.Inode.IsCasefolded() || dir.IsCasefolded() || dir.HashInDirent() {
+		t.Fatalf("S_CASEFOLD %v, IS_CASEFOLDED %v without an encoding", dir.Inode.IsCasefolded(), dir.IsCasefolded())
+	}
+	mustAdd(t, tk, dir, "Name", 20)
+	if r, err := find(tk, dir, "name"); r != nil || err != nil {
+		t.Fatalf("exact lookup found %v %v", r, err)
+	}
+	sb.Encoding = asciiFold{}
+	if !dir.IsCasefolded() {
+		t.Fatal("not casefolded with an encoding")
+	}
+	if r, err := find(tk, dir, "name"); r == nil || err != nil || r.Entry.Inode != 20 {
+		t.Fatalf("casefolded lookup: %v %v", r, err)
+	}
+	dir.Flags &^= CasefoldFL
+	dir.SetInodeFlags()
+	if dir.Inode.IsCasefolded() || dir.IsCasefolded() {
+		t.Fatal("S_CASEFOLD does not follow EXT4_CASEFOLD_FL")
 	}
 }

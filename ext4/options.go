@@ -11,11 +11,7 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-func init() {
-	if err := vfs.RegisterFilesystem(Type); err != nil {
-		panic("ext4: register_filesystem: " + err.Error())
-	}
-}
+func init() { vfs.MustRegister(Type) }
 
 // featureArgs is Type.FeatureArgs.
 func featureArgs(f vfs.Features) []string {
@@ -188,17 +184,4 @@ func loadOptions(t *kernel.Task, vsb *vfs.SuperBlock, data string) (Options, err
 		return Options{}, vfs.UnknownParameter(t, vsb.Type, opt)
 	}
 	return o, nil
-}
-
-// mountOptions formats a fresh device with opts (nil: the defaults) and
-// returns the VFS mount options that mount it.
-func mountOptions(t *kernel.Task, opts *Options) (vfs.MountOptions, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
-	dev := vfs.NewBlockDevice()
-	if err := mkfs(t, dev, opts.MkfsArgs()); err != nil {
-		return vfs.MountOptions{}, err
-	}
-	return vfs.MountOptions{Source: "ext4", Device: dev}, nil
 }

@@ -18,7 +18,7 @@ func findLinear(tk *kernel.Task, dir *Inode, name string) (*DentryRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer FreeFilename(tk, dir, f)
+	defer FreeFilename(tk, f)
 	var st lookupStats
 	for lblk := uint32(0); lblk < dir.nblocks(); lblk++ {
 		b := dir.BlockAt(lblk)

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 )
@@ -160,7 +161,7 @@ func Readdir(t *kernel.Task, dir *Inode, ctx *DirContext) error {
 	}
 	emit := func(name []byte, hash, minor, ino uint32, ft uint8) (bool, error) {
 		if dir.IsEncrypted() && !isDotDotdot(name) {
-			n, err := dir.Crypt.DiskToUsr(t, hash, minor, name, fstr)
+			n, err := fscrypt.FnameDiskToUsr(t, &dir.Inode, hash, minor, name, fstr)
 			if err != nil {
 				return false, err
 			}
@@ -201,7 +202,7 @@ func Readdir(t *kernel.Task, dir *Inode, ctx *DirContext) error {
 			dir.Flags &^= IndexFL
 		}
 	}
-	for ctx.Pos < dir.Size {
+	for ctx.Pos < dir.Size() {
 		lblk := uint32(ctx.Pos / BlockSize)
 		b, err := dir.readDirblock(t, lblk, either, "ext4_readdir")
 		if err != nil {
@@ -211,7 +212,7 @@ func Readdir(t *kernel.Task, dir *Inode, ctx *DirContext) error {
 			ctx.Pos = int64(lblk+1) * BlockSize
 			continue
 		}
-		for off := int(ctx.Pos % BlockSize); ctx.Pos < dir.Size && off < BlockSize; {
+		for off := int(ctx.Pos % BlockSize); ctx.Pos < dir.Size() && off < BlockSize; {
 			if checkDirEntry(t, dir, "ext4_readdir", b, BlockSize, off, lblk) {
 				ctx.Pos = (ctx.Pos | (BlockSize - 1)) + 1
 				break

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
@@ -16,15 +17,11 @@ func benchDir(b *testing.B, n int) *Inode {
 	if dir, ok := benchDirs[n]; ok {
 		return dir
 	}
-	k := kernel.New()
-	tk := k.NewTask("build")
+	tk := kernel.New().NewTask("build")
 	defer tk.Exit()
-	sb := NewSuperBlock()
-	sb.Encoding = asciiFold{}
-	sb.LookupMode = LookupPerf
-	dir := NewDirInode(sb, 10, 0o755)
-	dir.Flags |= CasefoldFL
-	dir.Crypt = &toyCrypt{Key: 0x5a}
+	o := dirOpts{casefold: true, encrypt: true, mode: LookupPerf}
+	dir := newDirInode(b, tk, newTestSB(b, tk, o), o)
+	encryptDir(b, tk, dir, fscrypt.PolicyFlagsPad16)
 	if err := MakeEmptyDir(tk, dir, rootIno, SIfdir); err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 )
 
@@ -44,22 +45,14 @@ func (c *areaCheck) fail(format string, args ...any) {
 // bucket. It returns the problems found.
 func CheckDentryPtr(d *DentryPtr, where string, hashOf func(name []byte) (uint32, bool), bucketOK func(hash uint32) bool) []string {
 	c := &areaCheck{where: where}
-	for bitPos := 0; bitPos < d.Max; {
-		if !d.TestBit(bitPos) {
-			bitPos++
-			continue
-		}
-		de := d.Entry(bitPos)
-		if de.NameLen == 0 {
-			c.fail("slot %d: bitmap bit set over an empty slot (name_len 0)", bitPos)
-			bitPos++
-			continue
-		}
-		slots := GetDentrySlots(int(de.NameLen))
-		if de.NameLen > NameLen || bitPos+slots > d.Max {
+	d.walkDentries(0, func(bitPos int, de DirEntry, slots int, name []byte, ok bool) bool {
+		switch {
+		case !ok:
 			c.fail("slot %d: name_len %d runs past the area", bitPos, de.NameLen)
-			bitPos++
-			continue
+			return true
+		case slots == 0:
+			c.fail("slot %d: bitmap bit set over an empty slot (name_len 0)", bitPos)
+			return true
 		}
 		for i := 1; i < slots; i++ {
 			if !d.TestBit(bitPos + i) {
@@ -75,7 +68,6 @@ func CheckDentryPtr(d *DentryPtr, where string, hashOf func(name []byte) (uint32
 		if de.FileType >= FtMax {
 			c.fail("slot %d: file type %d", bitPos, de.FileType)
 		}
-		name, _ := d.Name(bitPos, int(de.NameLen))
 		if hashOf != nil {
 			if h, ok := hashOf(name); ok && h != de.HashCode {
 				c.fail("slot %d: hash_code %08x, name %s hashes to %08x", bitPos, de.HashCode, quoteName(name), h)
@@ -84,8 +76,8 @@ func CheckDentryPtr(d *DentryPtr, where string, hashOf func(name []byte) (uint32
 		if bucketOK != nil && !bucketOK(de.HashCode) {
 			c.fail("slot %d: hash_code %08x is not in this block's bucket", bitPos, de.HashCode)
 		}
-		bitPos += slots
-	}
+		return true
+	})
 	return c.problems
 }
 
@@ -102,23 +94,19 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 	hashOf := func(name []byte) (uint32, bool) { return expectedHash(t, dir, name) }
 	seen := map[string]string{}
 	checkDups := func(d *DentryPtr, where string) {
-		for bitPos := d.FindNextBit(0); bitPos < d.Max; {
-			nl := d.nameLenAt(bitPos)
-			name, ok := d.Name(bitPos, nl)
-			if nl == 0 || !ok {
-				bitPos = d.FindNextBit(bitPos + 1)
-				continue
+		d.walkDentries(0, func(bitPos int, _ DirEntry, slots int, name []byte, ok bool) bool {
+			if !ok || slots == 0 {
+				return true
 			}
-			key, ok := nameKey(t, dir, name)
-			if ok {
+			if key, ok := nameKey(t, dir, name); ok {
 				if prev, dup := seen[key]; dup {
 					problems = append(problems, fmt.Sprintf("%s slot %d: name %s also at %s", where, bitPos, quoteName(name), prev))
 				} else {
 					seen[key] = fmt.Sprintf("%s slot %d", where, bitPos)
 				}
 			}
-			bitPos = d.FindNextBit(bitPos + GetDentrySlots(nl))
-		}
+			return true
+		})
 	}
 	checkDots := func(d *DentryPtr, where string) {
 		for i, want := range []string{".", ".."} {
@@ -126,8 +114,8 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 			name, _ := d.Name(i, int(de.NameLen))
 			if !d.TestBit(i) || string(name) != want || de.HashCode != 0 {
 				problems = append(problems, fmt.Sprintf("%s: slot %d is not %q with hash 0", where, i, want))
-			} else if i == 0 && de.Ino != dir.Ino {
-				problems = append(problems, fmt.Sprintf("%s: \".\" points to inode %d, not %d", where, de.Ino, dir.Ino))
+			} else if i == 0 && de.Ino != dir.nid() {
+				problems = append(problems, fmt.Sprintf("%s: \".\" points to inode %d, not %d", where, de.Ino, dir.Ino()))
 			}
 		}
 	}
@@ -136,8 +124,8 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 		problems = append(problems, CheckDentryPtr(&d, "inline", hashOf, nil)...)
 		checkDots(&d, "inline")
 		checkDups(&d, "inline")
-		if len(dir.pages) != 0 {
-			problems = append(problems, fmt.Sprintf("inline directory has %d dentry blocks", len(dir.pages)))
+		if len(dir.data) != 0 {
+			problems = append(problems, fmt.Sprintf("inline directory has %d dentry blocks", len(dir.data)))
 		}
 	} else {
 		sawBlock0 := false
@@ -174,7 +162,7 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 		return nil
 	}
 	if t != nil {
-		dir.SB.warn(t, "inode %d: %s, run fsck to fix.", dir.Ino, problems[0])
+		dir.SB.warn(t, "inode %d: %s, run fsck to fix.", dir.Ino(), problems[0])
 	}
 	return &CheckError{Problems: problems}
 }
@@ -225,11 +213,11 @@ func nameKey(t *kernel.Task, dir *Inode, disk []byte) (string, bool) {
 }
 
 func decryptForCheck(t *kernel.Task, dir *Inode, disk []byte) ([]byte, bool) {
-	if t == nil || !dir.Crypt.HasKey() {
+	if t == nil || !fscrypt.HasEncryptionKey(&dir.Inode) {
 		return nil, false
 	}
 	out := make([]byte, len(disk))
-	n, err := dir.Crypt.DiskToUsr(t, 0, 0, disk, out)
+	n, err := fscrypt.FnameDiskToUsr(t, &dir.Inode, 0, 0, disk, out)
 	if err != nil {
 		return nil, false
 	}

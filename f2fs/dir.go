@@ -6,6 +6,8 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/events"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/vfs"
@@ -156,7 +158,7 @@ func matchName(t *kernel.Task, dir *Inode, f *Filename, deName []byte, pre *vfs.
 		return res > 0, err
 	}
 	if f.hasCrypt {
-		return dir.Crypt.MatchName(&f.crypt, deName), nil
+		return f.matchCrypt(deName), nil
 	}
 	return bytes.Equal(f.DiskName, deName), nil
 }
@@ -259,6 +261,11 @@ func shouldFallbackToLinear(dir *Inode) bool {
 // decryption buffers: base kmallocs one per compared dentry; v2 and v4
 // thread a decrypted_name_prealloc through the search and free it at the
 // end.
+//
+// The caller holds dir's i_rwsem (a miss records, for the create that
+// follows, the level with room and the task). Errors: EFSCORRUPTED (a
+// name_len past its area), EUCLEAN (an undecryptable name in a casefolded,
+// encrypted directory), ENOMEM.
 func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error) {
 	defer t.Trace("__f2fs_find_entry")()
 	t.Inc(EvFindEntry)
@@ -282,7 +289,7 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 		} else if dir.dirBlocks() != 0 {
 			maxDepth := dir.CurrentDepth
 			if maxDepth > MaxDirHashDepth {
-				dir.SB.warn(t, "Corrupted max_depth of %d: %d", dir.Ino, maxDepth)
+				dir.SB.warn(t, "Corrupted max_depth of %d: %d", dir.Ino(), maxDepth)
 				maxDepth = MaxDirHashDepth
 				dir.CurrentDepth = maxDepth
 			}
@@ -315,20 +322,23 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 
 // FindEntry is f2fs_find_entry: SetupFilename (as a lookup), then
 // FindEntryFname. A name that cannot exist (ENOENT from fscrypt) is simply
-// not found.
+// not found. The caller holds dir's i_rwsem. Errors: FindEntryFname's,
+// SetupFilename's but ENOENT.
 func FindEntry(t *kernel.Task, dir *Inode, name []byte) (*DentryRef, error) {
-	f, err := SetupFilename(t, dir, name, true)
+	var f Filename
+	err := SetupFilename(t, dir, name, true, &f)
 	if err == errno.ENOENT {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer FreeFilename(t, dir, f)
-	return FindEntryFname(t, dir, f)
+	defer FreeFilename(t, dir, &f)
+	return FindEntryFname(t, dir, &f)
 }
 
 // InodeByName is f2fs_inode_by_name: the inode number of name, or 0.
+// Locks and errors as FindEntry's.
 func InodeByName(t *kernel.Task, dir *Inode, name []byte) (uint32, error) {
 	r, err := FindEntry(t, dir, name)
 	if r == nil {
@@ -349,7 +359,8 @@ func updateParentMetadata(dir *Inode, currentDepth uint32) {
 // block of its bucket with room, starting at level 0 (or at the level a
 // preceding lookup found room in), going one level deeper when the bucket
 // is full and growing i_current_depth. Every block it probes is allocated.
-// Errors: ENOSPC at MAX_DIR_HASH_DEPTH.
+// The caller holds dir's i_rwsem exclusive. Errors: ENOSPC at
+// MAX_DIR_HASH_DEPTH.
 func AddRegularEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error {
 	level := uint32(0)
 	slots := GetDentrySlots(len(f.DiskName))
@@ -383,6 +394,8 @@ func AddRegularEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) 
 // AddInlineEntry is f2fs_add_inline_entry: the name goes into the inline
 // area; when there is no room the directory is converted to dentry blocks
 // (f2fs_convert_inline_dir) and EAGAIN tells the caller to add it there.
+// The caller holds dir's i_rwsem exclusive. Errors: EAGAIN and
+// ConvertInlineDir's.
 func AddInlineEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error {
 	d := dir.InlineDentryPtr()
 	bitPos := RoomForFilename(&d, GetDentrySlots(len(f.DiskName)))
@@ -401,7 +414,9 @@ func AddInlineEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) e
 // bitmap, dentries and names are copied as they are into block 0
 // (f2fs_move_inline_dirents: level 0 has a single bucket, so every hash
 // belongs there); otherwise every dentry is re-added to the hash table
-// (f2fs_move_rehashed_dirents).
+// (f2fs_move_rehashed_dirents). The caller holds dir's i_rwsem exclusive.
+// Errors: ENOMEM, EFSCORRUPTED (a corrupt inline dentry), ENOSPC; the
+// inline dentries are restored on error.
 func ConvertInlineDir(t *kernel.Task, dir *Inode) error {
 	if dir.DirLevel == 0 {
 		src := dir.InlineDentryPtr()
@@ -413,8 +428,8 @@ func ConvertInlineDir(t *kernel.Task, dir *Inode) error {
 		clear(dir.inlineArea())
 		dir.Inline = false
 		dir.CurrentDepth = 1
-		if dir.Size < BlockSize {
-			dir.Size = BlockSize
+		if dir.Size() < BlockSize {
+			dir.SetSize(BlockSize)
 		}
 		return nil
 	}
@@ -450,7 +465,7 @@ func ConvertInlineDir(t *kernel.Task, dir *Inode) error {
 			}
 			copy(dir.inlineArea(), backup)
 			dir.CurrentDepth = 0
-			dir.Size = int64(dir.Geo.MaxInlineData)
+			dir.SetSize(int64(dir.Geo.MaxInlineData))
 			return err
 		}
 		bitPos += GetDentrySlots(int(de.NameLen))
@@ -459,7 +474,9 @@ func ConvertInlineDir(t *kernel.Task, dir *Inode) error {
 	return nil
 }
 
-// AddDentry is f2fs_add_dentry: inline first, then the hash table.
+// AddDentry is f2fs_add_dentry: inline first, then the hash table. The
+// caller holds dir's i_rwsem exclusive. Errors: AddRegularEntry's and
+// ConvertInlineDir's.
 func AddDentry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error {
 	var err error = errno.EAGAIN
 	if dir.Inline {
@@ -473,19 +490,21 @@ func AddDentry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error 
 
 // AddLink is f2fs_do_add_link: it prepares the name, checks that it is not
 // there yet (unless this task's own lookup just missed it, f2fs's create
-// shortcut), and adds a dentry for inode ino of the given mode. Errors:
-// EEXIST, ENOSPC, ENAMETOOLONG, EINVAL (strict encoding), EFSCORRUPTED,
-// ENOMEM and fscrypt's.
+// shortcut), and adds a dentry for inode ino of the given mode. The
+// caller holds dir's i_rwsem exclusive. Errors: EEXIST, ENOSPC,
+// ENAMETOOLONG, EINVAL (strict encoding), EFSCORRUPTED, ENOMEM and
+// fscrypt's (ENOKEY without the directory's key).
 func AddLink(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
 	defer t.Trace("f2fs_do_add_link")()
-	f, err := SetupFilename(t, dir, name, false)
-	if err != nil {
+	var f Filename
+	if err := SetupFilename(t, dir, name, false, &f); err != nil {
 		return err
 	}
-	defer FreeFilename(t, dir, f)
+	defer FreeFilename(t, dir, &f)
 	var de *DentryRef
+	var err error
 	if dir.task != t {
-		de, err = FindEntryFname(t, dir, f)
+		de, err = FindEntryFname(t, dir, &f)
 		dir.task = nil
 	}
 	switch {
@@ -494,13 +513,14 @@ func AddLink(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
 	case err != nil:
 		return err
 	}
-	return AddDentry(t, dir, f, ino, mode)
+	return AddDentry(t, dir, &f, ino, mode)
 }
 
 // DeleteEntry is f2fs_delete_entry (and f2fs_delete_inline_entry): it clears
 // the dentry's slots in the bitmap (the dentry and name bytes stay) and
 // punches the block out of the directory when it holds no dentry anymore.
-// Errors: ENOENT when the ref no longer points at a valid dentry.
+// The caller holds dir's i_rwsem exclusive. Errors: ENOENT when the ref
+// no longer points at a valid dentry.
 func DeleteEntry(t *kernel.Task, dir *Inode, r *DentryRef) error {
 	d, ok := dir.dentryPtrOf(r)
 	if !ok || r.BitPos < 0 || r.BitPos >= d.Max || !d.TestBit(r.BitPos) {
@@ -517,7 +537,9 @@ func DeleteEntry(t *kernel.Task, dir *Inode, r *DentryRef) error {
 }
 
 // SetLink is f2fs_set_link: the dentry now names inode ino of the given
-// mode (rename onto an existing name).
+// mode (rename onto an existing name). The caller holds dir's i_rwsem
+// exclusive. Errors: ENOENT when the ref no longer points at a valid
+// dentry.
 func SetLink(t *kernel.Task, dir *Inode, r *DentryRef, ino, mode uint32) error {
 	d, ok := dir.dentryPtrOf(r)
 	if !ok || !d.TestBit(r.BitPos) {
@@ -529,7 +551,8 @@ func SetLink(t *kernel.Task, dir *Inode, r *DentryRef, ino, mode uint32) error {
 }
 
 // ParentDirRef is f2fs_parent_dir: the ".." dentry, in slot 1 of the inline
-// area or of block 0. Errors: EIO when block 0 is missing (a hole).
+// area or of block 0. The caller holds dir's i_rwsem. Errors: EIO when
+// block 0 is missing (a hole).
 func ParentDirRef(dir *Inode) (*DentryRef, error) {
 	if dir.Inline {
 		d := dir.InlineDentryPtr()
@@ -546,24 +569,26 @@ func ParentDirRef(dir *Inode) (*DentryRef, error) {
 // MakeEmptyDir is make_empty_dir (with f2fs_do_make_empty_dir and
 // f2fs_make_empty_inline_dir): "." and ".." in slots 0 and 1 of the inline
 // area (i_size becomes MAX_INLINE_DATA) or of block 0. A new directory
-// starts at depth 1 (f2fs_new_inode).
+// starts at depth 1 (f2fs_new_inode). dir is new: no one else can see
+// it yet. It returns no error (the signature is the kernel's).
 func MakeEmptyDir(t *kernel.Task, dir *Inode, parentIno, parentMode uint32) error {
 	dir.CurrentDepth = 1
 	var d DentryPtr
 	if dir.Inline {
 		d = dir.InlineDentryPtr()
-		if dir.Size < int64(dir.Geo.MaxInlineData) {
-			dir.Size = int64(dir.Geo.MaxInlineData)
+		if dir.Size() < int64(dir.Geo.MaxInlineData) {
+			dir.SetSize(int64(dir.Geo.MaxInlineData))
 		}
 	} else {
 		d = MakeDentryPtrBlock(dir.getNewDataBlock(0))
 	}
-	d.UpdateDentry(dir.Ino, dir.Mode, []byte("."), 0, 0)
+	d.UpdateDentry(dir.nid(), dir.Mode(), []byte("."), 0, 0)
 	d.UpdateDentry(parentIno, parentMode, []byte(".."), 0, 1)
 	return nil
 }
 
-// EmptyDir is f2fs_empty_dir: no dentry besides "." and "..".
+// EmptyDir is f2fs_empty_dir: no dentry besides "." and "..". The caller
+// holds dir's i_rwsem.
 func EmptyDir(t *kernel.Task, dir *Inode) bool {
 	if dir.Inline {
 		d := dir.InlineDentryPtr()
@@ -583,6 +608,62 @@ func EmptyDir(t *kernel.Task, dir *Inode) bool {
 		}
 	}
 	return true
+}
+
+// dirFileOps are a directory's file operations (f2fs_dir_operations).
+type dirFileOps struct {
+	vfs.DirFileOps
+	sbi *SuperBlock
+}
+
+// Open is f2fs_dir_open: an encrypted directory's key is set up if
+// available (fscrypt_prepare_readdir). Errors: EIO if that fails.
+func (o *dirFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
+	if inode.IsEncrypted() && hooks.FscryptPrepareReaddir(t, inode) != nil {
+		return errno.EIO
+	}
+	return nil
+}
+
+// Llseek is generic_file_llseek_size over the directory's positions
+// (slots: page * 214 + slot, or inline slots). The VFS holds f_pos_lock.
+// Errors: EINVAL, ENXIO (SEEK_DATA or SEEK_HOLE at or past i_size).
+func (o *dirFileOps) Llseek(t *kernel.Task, f *vfs.File, off int64, whence int) (int64, error) {
+	inode := f.Inode()
+	return vfs.GenericFileLlseek(f, off, whence, inode.SB().MaxBytes(), inode.Size())
+}
+
+// IterateShared is f2fs_readdir: fscrypt_prepare_readdir, then the dentries
+// from the position on, in slot order of the inline area or of each dentry
+// block ("." and ".." are the first two dentries), names decrypted, or
+// shown as no-key names whose dirhash is the dentry's hash_code without the
+// key. The VFS holds the directory's i_rwsem shared (iterate_dir) and
+// f_pos_lock; readers of one directory are serialised by readMu. Errors:
+// EFSCORRUPTED (a corrupt dentry, with a warning), ENOMEM, fscrypt's.
+func (o *dirFileOps) IterateShared(t *kernel.Task, f *vfs.File, ctx *vfs.DirContext) error {
+	defer t.Trace("f2fs_readdir")()
+	dir := f.Inode()
+	if dir.IsEncrypted() {
+		if err := hooks.FscryptPrepareReaddir(t, dir); err != nil {
+			return err
+		}
+	}
+	fi := F2FS_I(dir)
+	fi.readMu.Lock()
+	defer fi.readMu.Unlock()
+	fctx := &DirContext{Pos: ctx.Pos}
+	fctx.Actor = func(name []byte, ino uint32, dtype uint8) bool {
+		ctx.Pos = fctx.Pos
+		return ctx.DirEmit(string(name), uint64(ino), dtype)
+	}
+	err := Readdir(t, fi, fctx)
+	ctx.Pos = fctx.Pos
+	return err
+}
+
+// UnlockedIoctl is f2fs_ioctl (see SuperBlock.ioctl).
+func (o *dirFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
+	return o.sbi.ioctl(t, f, cmd, arg)
 }
 
 // DirContext is struct dir_context: the readdir position and the actor that
@@ -619,7 +700,7 @@ func fillDentries(t *kernel.Task, dir *Inode, ctx *DirContext, d *DentryPtr, sta
 		}
 		name, _ := d.Name(namePos, int(de.NameLen))
 		if dir.IsEncrypted() {
-			n, err := dir.Crypt.DiskToUsr(t, de.HashCode, 0, name, fstr)
+			n, err := fscrypt.FnameDiskToUsr(t, &dir.Inode, de.HashCode, 0, name, fstr)
 			if err != nil {
 				return false, err
 			}
@@ -637,8 +718,10 @@ func fillDentries(t *kernel.Task, dir *Inode, ctx *DirContext, d *DentryPtr, sta
 // Readdir is f2fs_readdir (and f2fs_read_inline_dir): it emits the entries
 // from ctx.Pos on, in slot order of the inline area or of each dentry block
 // by page index (positions are page*214 + slot), decrypting names in an
-// encrypted directory. It stops early when the actor is full. Errors:
-// EFSCORRUPTED for a corrupt name_len, fscrypt's errors.
+// encrypted directory. It stops early when the actor is full. The caller
+// holds dir's i_rwsem (shared is enough) and serialises readers of one
+// directory. Errors: EFSCORRUPTED for a corrupt name_len, ENOMEM,
+// fscrypt's errors (EUCLEAN for an undecryptable name).
 func Readdir(t *kernel.Task, dir *Inode, ctx *DirContext) error {
 	var fstr []byte
 	if dir.IsEncrypted() {

@@ -10,49 +10,7 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
-
-const rootIno = 3
-
-type dirOpts struct {
-	casefold, encrypt, noInline bool
-	dirLevel                    uint32
-	variant                     string
-	mode                        LookupMode
-	flags                       uint16
-}
-
-func newTestDir(t testing.TB, o dirOpts) (*kernel.Task, *Inode) {
-	t.Helper()
-	var set patch.Set
-	if o.variant != "" {
-		set = set.MustWith(LookupPrealloc, o.variant)
-	}
-	k := kernel.NewWith(kernel.Config{Patches: set})
-	tk := k.NewTask("test")
-	tk.EnableCounting()
-	t.Cleanup(tk.Exit)
-	sb := NewSuperBlock()
-	sb.InlineDentry = !o.noInline
-	sb.LookupMode = o.mode
-	sb.EncodingFlags = o.flags
-	if o.casefold {
-		sb.Encoding = asciiFold{}
-	}
-	dir := NewDirInode(sb, 10, 0o755)
-	dir.DirLevel = o.dirLevel
-	if o.casefold {
-		dir.Flags |= CasefoldFL
-	}
-	if o.encrypt {
-		dir.Crypt = &toyCrypt{Key: 0x5a}
-	}
-	if err := MakeEmptyDir(tk, dir, rootIno, SIfdir|0o755); err != nil {
-		t.Fatal(err)
-	}
-	return tk, dir
-}
 
 // find is a lookup at the simulator boundary: a BUG or KASAN report comes
 // back as the error.
@@ -149,8 +107,8 @@ func TestEmptyDirAndDots(t *testing.T) {
 		if !inline {
 			wantSize = BlockSize
 		}
-		if dir.Size != wantSize {
-			t.Fatalf("i_size %d, want %d", dir.Size, wantSize)
+		if dir.Size() != wantSize {
+			t.Fatalf("i_size %d, want %d", dir.Size(), wantSize)
 		}
 	}
 }
@@ -300,19 +258,22 @@ func TestCasefoldLookup(t *testing.T) {
 		}
 		mustCheck(t, tk, dir)
 		// The stored hash is the hash of the folded name.
-		f, err := SetupFilename(tk, dir, []byte("STRASSE"), true)
-		if err != nil {
+		var f Filename
+		if err := SetupFilename(tk, dir, []byte("STRASSE"), true, &f); err != nil {
 			t.Fatal(err)
 		}
 		want := F2fsDentryHash([]byte("strasse"))
 		if enc {
-			key, _ := dir.Crypt.DirhashKey()
+			key, ok := dirhashKey(dir)
+			if !ok {
+				t.Fatal("no dirhash key")
+			}
 			want = F2fsDentryHashSiphash([]byte("strasse"), key)
 		}
 		if f.Hash != want {
 			t.Fatalf("hash %08x want %08x", f.Hash, want)
 		}
-		FreeFilename(tk, dir, f)
+		FreeFilename(tk, dir, &f)
 	}
 }
 
@@ -337,11 +298,11 @@ func TestStrictEncoding(t *testing.T) {
 // kernel with another casefolding rule) into block 0 of a non-inline dir.
 func plantStale(t testing.TB, tk *kernel.Task, dir *Inode, name string, ino uint32) {
 	t.Helper()
-	f, err := SetupFilename(tk, dir, []byte(name), false)
-	if err != nil {
+	var f Filename
+	if err := SetupFilename(tk, dir, []byte(name), false, &f); err != nil {
 		t.Fatal(err)
 	}
-	defer FreeFilename(tk, dir, f)
+	defer FreeFilename(tk, dir, &f)
 	d := MakeDentryPtrBlock(dir.findDataBlock(0))
 	pos := RoomForFilename(&d, GetDentrySlots(len(f.DiskName)))
 	d.UpdateDentry(ino, SIfreg, f.DiskName, f.Hash^0x40000000, pos)
@@ -412,12 +373,7 @@ func TestParseLookupMode(t *testing.T) {
 func TestCorruptNameLen(t *testing.T) {
 	tk, dir := newTestDir(t, dirOpts{noInline: true, casefold: true})
 	mustAdd(t, tk, dir, "victim", 11)
-	r, _ := find(tk, dir, "victim")
-	d := MakeDentryPtrBlock(dir.findDataBlock(r.Page))
-	// name_len past the block.
-	e := d.Entry(r.BitPos)
-	e.NameLen = 0xfff0
-	d.putEntry(r.BitPos, e)
+	setNameLen(t, tk, dir, "victim", 0xfff0) // name_len past the block
 	_, err := find(tk, dir, "victim")
 	if !errors.Is(err, errno.EFSCORRUPTED) {
 		t.Fatalf("lookup of corrupt dentry: %v", err)

@@ -9,13 +9,19 @@
 // the kernel computes them (checked against f2fs-tools), as are the lookup
 // path (__f2fs_find_entry with the linear fallback of casefolded
 // directories, the lookup_mode= option and seed 001's prealloc buffer),
-// add, delete and readdir. CheckDir is an fsck.f2fs-style checker.
+// add, delete and readdir. CheckDir is an fsck.f2fs-style checker;
+// WalkDirents decodes a directory's blocks for dumps.
 //
 // # The filesystem
 //
 // Type is f2fs as a vfs.FileSystemType (Boot makes a machine whose root is a
 // fresh f2fs). Every mount formats a new device: the root directory (inode
-// 3) with inline dentries in its inode block. Inodes live in memory (a table
+// 3) with inline dentries in its inode block. As in the kernel there is one
+// superblock, SuperBlock (struct f2fs_sb_info, F2FS_SB of the VFS
+// superblock), and one inode, Inode (struct f2fs_inode_info, which embeds
+// the VFS inode; F2FS_I): the directory code takes the same inode the VFS
+// mounts, and the names it works on are Filenames (struct f2fs_filename)
+// holding fscrypt's struct fscrypt_name. Inodes live in memory (a table
 // from nid to inode, their metadata in the inode); directory blocks,
 // inline dentry areas and the 4 KiB blocks of file contents live on the
 // device. The inode and file operations call the fscrypt hooks where
@@ -26,7 +32,7 @@
 // through the VFS's generic page paths (vfs.FilemapRead,
 // vfs.GenericFileWriteIter, vfs.TruncateSetsize over vfs.BlockAops, given
 // f2fs's block map), which encrypt them per data unit through fscrypt's
-// page-cache helpers. The encryption context is the encryption xattr (index 9, name "c"). Casefolding
-// is set per empty directory with FS_IOC_SETFLAGS (FS_CASEFOLD_FL) on a
+// page-cache helpers. The encryption context is the encryption xattr
+// (index 9, name "c"). Casefolding is set per empty directory with FS_IOC_SETFLAGS (FS_CASEFOLD_FL) on a
 // filesystem made with the casefold feature (Options.Casefold).
 package f2fs

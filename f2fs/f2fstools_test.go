@@ -139,12 +139,10 @@ func writeBlock(t *testing.T, img string, addr uint32, b []byte) {
 // address of an inline directory.
 func loadDir(t *testing.T, tk *kernel.Task, tmp, img string, ino uint32) (*Inode, uint32) {
 	in := dumpInode(t, tmp, img, ino)
-	sb := NewSuperBlock()
-	sb.Inline = NewInlineGeometry(in.extraIsize, in.inlineXattrAddrs)
-	dir := NewDirInode(sb, ino, 0o755)
-	dir.Geo = sb.Inline
-	dir.CurrentDepth, dir.DirLevel = in.depth, in.dirLevel
-	dir.Inline = in.inline&0x04 != 0 // F2FS_INLINE_DENTRY
+	geo := NewInlineGeometry(in.extraIsize, in.inlineXattrAddrs)
+	o := dirOpts{ino: ino, geo: &geo, dirLevel: in.dirLevel, noInline: in.inline&0x04 == 0} // F2FS_INLINE_DENTRY
+	dir := newDirInode(t, tk, newTestSB(t, tk, o), o)
+	dir.CurrentDepth = in.depth
 	var node uint32
 	if dir.Inline {
 		node = nodeAddr(t, tmp, img, ino)
@@ -154,7 +152,7 @@ func loadDir(t *testing.T, tk *kernel.Task, tmp, img string, ino uint32) (*Inode
 			dir.SetBlock(idx, readBlock(t, img, a))
 		}
 	}
-	dir.Size = in.size
+	dir.SetSize(in.size)
 	return dir, node
 }
 
@@ -231,10 +229,9 @@ func TestF2fsToolsInterop(t *testing.T) {
 			// sload adds the names in sorted order: doing the same here must
 			// give the same bytes.
 			rebuild := func(order []string) *Inode {
-				mine := NewDirInode(dir.SB, dir.Ino, 0o755)
-				mine.SB = NewSuperBlock()
-				mine.SB.Inline, mine.Geo = dir.Geo, dir.Geo
-				mine.Inline = false // sload.f2fs makes no inline dentries
+				// sload.f2fs makes no inline dentries.
+				o := dirOpts{ino: dir.nid(), geo: &dir.Geo, noInline: true}
+				mine := newDirInode(t, tk, newTestSB(t, tk, o), o)
 				if err := MakeEmptyDir(tk, mine, 3, SIfdir); err != nil {
 					t.Fatal(err)
 				}
@@ -249,7 +246,7 @@ func TestF2fsToolsInterop(t *testing.T) {
 			sorted := append([]string(nil), names...)
 			sort.Strings(sorted)
 			same := rebuild(sorted)
-			if same.Inline != dir.Inline || same.CurrentDepth != dir.CurrentDepth || same.Size != dir.Size {
+			if same.Inline != dir.Inline || same.CurrentDepth != dir.CurrentDepth || same.Size() != dir.Size() {
 				t.Fatalf("rebuilt %s, sload made %s", same, dir)
 			}
 			if dir.Inline {
@@ -277,7 +274,7 @@ func TestF2fsToolsInterop(t *testing.T) {
 				t.Logf("reverse order uses pages %v, sload %v: not written", other.Pages(), dir.Pages())
 				return
 			}
-			in := dumpInode(t, tmp, img, dir.Ino)
+			in := dumpInode(t, tmp, img, dir.nid())
 			if dir.Inline {
 				nb := readBlock(t, img, node)
 				copy(nb[dir.Geo.Offset:], other.inlineArea())
@@ -312,7 +309,7 @@ func TestF2fsToolsInterop(t *testing.T) {
 func writeFixture(t *testing.T, path string, dir *Inode, names int) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# a directory made by sload.f2fs (f2fs-tools); see sload-README.md\n")
-	fmt.Fprintf(&b, "ino %d\nsize %d\ndepth %d\ndir_level %d\nnames %d\n", dir.Ino, dir.Size, dir.CurrentDepth, dir.DirLevel, names)
+	fmt.Fprintf(&b, "ino %d\nsize %d\ndepth %d\ndir_level %d\nnames %d\n", dir.Ino(), dir.Size(), dir.CurrentDepth, dir.DirLevel, names)
 	for _, p := range dir.Pages() {
 		fmt.Fprintf(&b, "page %d %x\n", p, dir.BlockAt(p))
 	}

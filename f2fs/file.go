@@ -24,18 +24,20 @@ const (
 // fileOps are a regular file's inode operations (f2fs_file_inode_operations).
 type fileOps struct {
 	vfs.NoInodeOps
-	fs *FS
+	sbi *SuperBlock
 }
 
 // Setattr is f2fs_setattr: fscrypt_prepare_setattr (an encrypted file's
-// size changes need its key), then the truncation. The VFS holds i_rwsem.
+// size changes need its key), then the truncation. The VFS holds the
+// inode's i_rwsem exclusive and a reference on d. Errors: ENOKEY, EFBIG
+// and the other errors of fscrypt_prepare_setattr, ENOMEM.
 func (o *fileOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
 	defer t.Trace("f2fs_setattr")()
 	if err := hooks.FscryptPrepareSetattr(t, d, attr); err != nil {
 		return err
 	}
 	if attr.Valid&vfs.ATTR_SIZE != 0 {
-		return vfs.TruncateSetsize(t, &infoOf(d.Inode()).mapping, attr.Size)
+		return vfs.TruncateSetsize(t, &F2FS_I(d.Inode()).mapping, attr.Size)
 	}
 	return nil
 }
@@ -43,100 +45,58 @@ func (o *fileOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error 
 // fileFileOps are a regular file's file operations (f2fs_file_operations).
 type fileFileOps struct {
 	vfs.NoFileOps
-	fs *FS
+	sbi *SuperBlock
 }
 
-// Open is f2fs_file_open: fscrypt_file_open first (ENOKEY for an encrypted
-// file without its key; the parent check of seed 004's variants).
+// Open is f2fs_file_open: fscrypt_file_open first (the parent check of
+// seed 004's variants). The VFS holds a reference on the file's path.
+// Errors: ENOKEY (an encrypted file without its key), EPERM (a policy
+// the encrypted parent does not permit), ENOMEM.
 func (o *fileFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
 	defer t.Trace("f2fs_file_open")()
 	return hooks.FscryptFileOpen(t, inode, f)
 }
 
 // ReadIter is f2fs_file_read_iter (the buffered read path): the pages are
-// read from the device and, in an encrypted file, decrypted per data unit.
+// read from the device and, in an encrypted file, decrypted per data unit,
+// under the mapping's lock (no i_rwsem). Errors: ENOKEY (an encrypted
+// file without its key); a page that cannot be read ends the read.
 func (o *fileFileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
 	defer t.Trace("f2fs_file_read_iter")()
-	return vfs.FilemapRead(t, &infoOf(f.Inode()).mapping, buf, pos)
+	return vfs.FilemapRead(t, &F2FS_I(f.Inode()).mapping, buf, pos)
 }
 
-// WriteIter is f2fs_file_write_iter, under the inode's i_rwsem: each page
-// is written through (read, modified, encrypted into a bounce page in an
-// encrypted file, stored).
+// WriteIter is f2fs_file_write_iter, which takes the inode's i_rwsem
+// (the caller must not hold it): each page is written through (read,
+// modified, encrypted into a bounce page in an encrypted file, stored).
+// Errors: ENOKEY, EFBIG (past s_maxbytes), ENOMEM.
 func (o *fileFileOps) WriteIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
 	defer t.Trace("f2fs_file_write_iter")()
-	return vfs.GenericFileWriteIter(t, f, &infoOf(f.Inode()).mapping, buf, pos)
+	return vfs.GenericFileWriteIter(t, f, &F2FS_I(f.Inode()).mapping, buf, pos)
 }
 
 // Llseek is f2fs_llseek for SEEK_SET/CUR/END (generic_file_llseek_size);
-// SEEK_DATA and SEEK_HOLE are answered as for a file without holes.
+// SEEK_DATA and SEEK_HOLE are answered as for a file without holes. The
+// VFS holds f_pos_lock. Errors: EINVAL (a bad whence or a negative result), ENXIO (SEEK_DATA or
+// SEEK_HOLE at or past i_size).
 func (o *fileFileOps) Llseek(t *kernel.Task, f *vfs.File, off int64, whence int) (int64, error) {
 	inode := f.Inode()
 	return vfs.GenericFileLlseek(f, off, whence, inode.SB().MaxBytes(), inode.Size())
 }
 
-// UnlockedIoctl is f2fs_ioctl.
+// UnlockedIoctl is f2fs_ioctl (see SuperBlock.ioctl).
 func (o *fileFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	return o.fs.ioctl(t, f, cmd, arg)
+	return o.sbi.ioctl(t, f, cmd, arg)
 }
 
-// dirFileOps are a directory's file operations (f2fs_dir_operations).
-type dirFileOps struct {
-	vfs.DirFileOps
-	fs *FS
-}
-
-// Open is f2fs_dir_open: an encrypted directory's key is set up if
-// available (fscrypt_prepare_readdir; EIO if that fails).
-func (o *dirFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
-	if inode.IsEncrypted() && hooks.FscryptPrepareReaddir(t, inode) != nil {
-		return errno.EIO
-	}
-	return nil
-}
-
-// Llseek is generic_file_llseek_size over the directory's positions
-// (slots: page * 214 + slot, or inline slots).
-func (o *dirFileOps) Llseek(t *kernel.Task, f *vfs.File, off int64, whence int) (int64, error) {
-	inode := f.Inode()
-	return vfs.GenericFileLlseek(f, off, whence, inode.SB().MaxBytes(), inode.Size())
-}
-
-// IterateShared is f2fs_readdir: fscrypt_prepare_readdir, then the dentries
-// from the position on, in slot order of the inline area or of each dentry
-// block ("." and ".." are the first two dentries), names decrypted, or
-// shown as no-key names whose dirhash is the dentry's hash_code without the
-// key. A corrupt dentry is EFSCORRUPTED with a warning.
-func (o *dirFileOps) IterateShared(t *kernel.Task, f *vfs.File, ctx *vfs.DirContext) error {
-	defer t.Trace("f2fs_readdir")()
-	dir := f.Inode()
-	if dir.IsEncrypted() {
-		if err := hooks.FscryptPrepareReaddir(t, dir); err != nil {
-			return err
-		}
-	}
-	in := infoOf(dir)
-	in.readMu.Lock()
-	defer in.readMu.Unlock()
-	fctx := &DirContext{Pos: ctx.Pos}
-	fctx.Actor = func(name []byte, ino uint32, dtype uint8) bool {
-		ctx.Pos = fctx.Pos
-		return ctx.DirEmit(string(name), uint64(ino), dtype)
-	}
-	err := Readdir(t, in.dir, fctx)
-	ctx.Pos = fctx.Pos
-	return err
-}
-
-// UnlockedIoctl is f2fs_ioctl.
-func (o *dirFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	return o.fs.ioctl(t, f, cmd, arg)
-}
-
-// ioctl is f2fs_ioctl: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS and the fscrypt
-// ioctls (EOPNOTSUPP without the encrypt feature).
-func (fs *FS) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	if handled, ret, err := vfs.IoctlFlags(t, f, cmd, arg, fileattr{fs}); handled {
+// ioctl is f2fs_ioctl: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (which take the
+// inode's i_rwsem themselves: the caller holds no inode lock) and the
+// fscrypt ioctls. Errors: ENOTTY for another command; EOPNOTSUPP (the
+// fscrypt ioctls without the encrypt feature, a casefold flag the
+// filesystem or the file type cannot carry), ENOTEMPTY, EFAULT, and
+// fscrypt's.
+func (sbi *SuperBlock) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
+	if handled, ret, err := vfs.IoctlFlags(t, f, cmd, arg, fileattr{sbi}); handled {
 		return ret, err
 	}
 	if handled, ret, err := vfs.FscryptIoctl(t, f, cmd, arg); handled {
@@ -146,19 +106,19 @@ func (fs *FS) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, erro
 }
 
 // fileattr gives vfs.IoctlFlags the flags of f2fs's inodes.
-type fileattr struct{ fs *FS }
+type fileattr struct{ sbi *SuperBlock }
 
 // GetFlags implements vfs.FlagsOperations.
-func (a fileattr) GetFlags(t *kernel.Task, inode *vfs.Inode) uint32 { return a.fs.getflags(inode) }
+func (a fileattr) GetFlags(t *kernel.Task, inode *vfs.Inode) uint32 { return a.sbi.getflags(inode) }
 
 // SetFlags implements vfs.FlagsOperations.
 func (a fileattr) SetFlags(t *kernel.Task, inode *vfs.Inode, flags uint32) error {
-	return a.fs.setflags(t, inode, flags)
+	return a.sbi.setflags(t, inode, flags)
 }
 
 // getflags is f2fs_fileattr_get's flags: casefold from i_flags, encrypt
 // from the inode, inline data for an inline directory.
-func (fs *FS) getflags(inode *vfs.Inode) uint32 {
+func (sbi *SuperBlock) getflags(inode *vfs.Inode) uint32 {
 	inode.Rwsem.RLock()
 	defer inode.Rwsem.RUnlock()
 	var fl uint32
@@ -168,7 +128,7 @@ func (fs *FS) getflags(inode *vfs.Inode) uint32 {
 	if inode.IsEncrypted() {
 		fl |= FS_ENCRYPT_FL
 	}
-	if d := infoOf(inode).dir; d != nil && d.Inline {
+	if inode.IsDir() && F2FS_I(inode).Inline {
 		fl |= FS_INLINE_DATA_FL
 	}
 	return fl
@@ -182,7 +142,7 @@ func (fs *FS) getflags(inode *vfs.Inode) uint32 {
 // f2fs_mask_flags drops it), empty (ENOTEMPTY). Flags f2fs cannot set
 // (FS_ENCRYPT_FL, FS_INLINE_DATA_FL) are ignored, as the kernel ignores
 // flags outside F2FS_SETTABLE_FS_FL; other unknown flags are EOPNOTSUPP.
-func (fs *FS) setflags(t *kernel.Task, inode *vfs.Inode, flags uint32) error {
+func (sbi *SuperBlock) setflags(t *kernel.Task, inode *vfs.Inode, flags uint32) error {
 	defer t.Trace("f2fs_fileattr_set")()
 	if flags&^(FS_CASEFOLD_FL|FS_ENCRYPT_FL|FS_INLINE_DATA_FL) != 0 {
 		return errno.EOPNOTSUPP
@@ -196,73 +156,65 @@ func (fs *FS) setflags(t *kernel.Task, inode *vfs.Inode, flags uint32) error {
 	if err := fscrypt.PrepareSetflags(t, inode, want); err != nil {
 		return err
 	}
-	if !fs.opts.Casefold {
+	if !sbi.opts.Casefold {
 		return errno.EOPNOTSUPP
 	}
-	d := infoOf(inode).dir
-	if d == nil {
+	if !inode.IsDir() {
 		return errno.EOPNOTSUPP
 	}
-	if !EmptyDir(t, d) {
+	fi := F2FS_I(inode)
+	if !EmptyDir(t, fi) {
 		return errno.ENOTEMPTY
 	}
 	if want {
-		d.Flags |= CasefoldFL
-		inode.SetFlags(vfs.S_CASEFOLD)
+		fi.IFlags |= CasefoldFL
 	} else {
-		d.Flags &^= CasefoldFL
-		inode.ClearFlags(vfs.S_CASEFOLD)
+		fi.IFlags &^= CasefoldFL
 	}
+	fi.setInodeFlags()
 	return nil
 }
 
 // fileBlocks is the block map of f2fs's regular files for the generic
 // page paths (vfs.BlockAops).
-type fileBlocks struct{ fs *FS }
+type fileBlocks struct{ sbi *SuperBlock }
 
 // GetBlock implements vfs.BlockMapper: f2fs_get_block, the block address
 // the file's dnodes hold for page index lblk (f2fs_map_blocks over the
 // model's map); with create, a hole gets a new block (f2fs_reserve_block
 // and the allocation of writeback).
 func (b fileBlocks) GetBlock(inode *vfs.Inode, lblk uint64, create bool) []byte {
-	in := infoOf(inode)
-	if addr, ok := in.data[lblk]; ok {
-		return b.fs.sb.Dev.Block(addr)
+	fi := F2FS_I(inode)
+	if addr, ok := fi.data[lblk]; ok {
+		return b.sbi.Dev.Block(addr)
 	}
 	if !create {
 		return nil
 	}
-	addr, blk := b.fs.sb.Dev.Alloc()
-	in.data[lblk] = addr
+	addr, blk := b.sbi.Dev.Alloc()
+	fi.data[lblk] = addr
 	return blk
 }
 
 // TruncateBlocks implements vfs.BlockMapper: f2fs_truncate_blocks, the
 // blocks from page index from on back to the device.
 func (b fileBlocks) TruncateBlocks(inode *vfs.Inode, from uint64) {
-	in := infoOf(inode)
-	for idx, addr := range in.data {
-		if idx >= from {
-			b.fs.sb.Dev.Free(addr)
-			delete(in.data, idx)
-		}
-	}
+	F2FS_I(inode).truncateBlocks(from)
 }
 
 // RawBlocks returns copies of a regular file's stored blocks by page index
 // (ciphertext for an encrypted file; nil for holes).
 func RawBlocks(inode *vfs.Inode) [][]byte {
-	fs := Of(inode.SB())
-	in := infoOf(inode)
-	in.mapping.Lock()
-	defer in.mapping.Unlock()
+	fi := F2FS_I(inode)
+	fi.mapping.Lock()
+	defer fi.mapping.Unlock()
 	n := uint64(0)
-	for idx := range in.data {
+	for idx := range fi.data {
 		n = max(n, idx+1)
 	}
 	out := make([][]byte, n)
-	for idx, addr := range in.data {
-		out[idx] = append([]byte(nil), fs.sb.Dev.Block(addr)...)
+	for idx, addr := range fi.data {
+		out[idx] = append([]byte(nil), fi.SB.Dev.Block(addr)...)
 	}
 	return out
 }

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/vfslab/vfslab/kernel"
 )
 
 // TestSloadFixture reads a directory that sload.f2fs (f2fs-tools) built,
@@ -24,14 +22,15 @@ func TestSloadFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tk := kernel.New().NewTask("fixture")
-	tk.EnableCounting()
-	defer tk.Exit()
-	sb := NewSuperBlock()
-	dir := NewDirInode(sb, 0, 0o755)
-	dir.Inline = false
+	tk := newTestTask(t, "")
+	var ino, depth, dirLevel uint32
 	var size int64
 	names := 0
+	type page struct {
+		bidx uint64
+		raw  []byte
+	}
+	var pages []page
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 16384), 16384)
 	for sc.Scan() {
@@ -42,13 +41,13 @@ func TestSloadFixture(t *testing.T) {
 		v, _ := strconv.ParseUint(fs[1], 10, 64)
 		switch fs[0] {
 		case "ino":
-			dir.Ino = uint32(v)
+			ino = uint32(v)
 		case "size":
 			size = int64(v)
 		case "depth":
-			dir.CurrentDepth = uint32(v)
+			depth = uint32(v)
 		case "dir_level":
-			dir.DirLevel = uint32(v)
+			dirLevel = uint32(v)
 		case "names":
 			names = int(v)
 		case "page":
@@ -56,10 +55,16 @@ func TestSloadFixture(t *testing.T) {
 			if err != nil || len(b) != BlockSize {
 				t.Fatalf("page %s", fs[1])
 			}
-			dir.SetBlock(v, b)
+			pages = append(pages, page{v, b})
 		}
 	}
-	dir.Size = size
+	o := dirOpts{ino: ino, noInline: true, dirLevel: dirLevel}
+	dir := newDirInode(t, tk, newTestSB(t, tk, o), o)
+	dir.CurrentDepth = depth
+	for _, p := range pages {
+		dir.SetBlock(p.bidx, p.raw)
+	}
+	dir.SetSize(size)
 	if err := CheckDir(tk, dir); err != nil {
 		t.Fatalf("CheckDir: %v", err)
 	}
@@ -79,8 +84,7 @@ func TestSloadFixture(t *testing.T) {
 		}
 	}
 	// Rebuild in sload's order.
-	mine := NewDirInode(NewSuperBlock(), dir.Ino, 0o755)
-	mine.Inline = false
+	mine := newDirInode(t, tk, newTestSB(t, tk, dirOpts{}), dirOpts{ino: ino, noInline: true})
 	if err := MakeEmptyDir(tk, mine, inos[".."], SIfdir); err != nil {
 		t.Fatal(err)
 	}

@@ -5,54 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 )
 
 // fscryptDir returns a casefolded directory encrypted by package fscrypt
-// (policy v2, AES-256-XTS / AES-256-CTS, 32-byte name padding), and an
-// inode with the same context whose key is not set up.
-func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode, *bare.Inode) {
+// (policy v2, AES-256-XTS / AES-256-CTS, 32-byte name padding) whose key
+// is set up; keylessCopy gives the same directory without the key.
+func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode) {
 	t.Helper()
-	tk, dir := newTestDir(t, dirOpts{casefold: true, noInline: true, variant: variant})
-	fsb := bare.NewSB(crypto.NewAPI())
-	key := make([]byte, 64)
-	for i := range key {
-		key[i] = byte(i + 1)
-	}
-	arg := &fscrypt.AddKeyArg{RawSize: uint32(len(key)), Raw: key}
-	arg.KeySpec.Type = fscrypt.KeySpecTypeIdentifier
-	if err := fscrypt.IoctlAddKey(tk, kernel.RootCred, fsb, arg); err != nil {
-		t.Fatal(err)
-	}
-	p := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: fscrypt.ModeAES256XTS, FilenamesMode: fscrypt.ModeAES256CTS, Flags: 3}
-	copy(p.Identifier[:], arg.KeySpec.U[:16])
-	ctx := fscrypt.Context{Policy: p}
-	copy(ctx.Nonce[:], "0123456789abcdef")
-	// The key-less inode lives on a superblock whose keyring lacks the key.
-	noKeySB := bare.NewSB(crypto.NewAPI())
-	mk := func(withKey bool) *bare.Inode {
-		i := noKeySB.NewInode(10, fscrypt.SIFDIR)
-		if withKey {
-			i = fsb.NewInode(10, fscrypt.SIFDIR)
-		}
-		i.Casefold = true
-		i.SetRawContext(ctx.Marshal())
-		if withKey {
-			if err := fscrypt.GetEncryptionInfo(tk, i, false); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return i
-	}
-	dir.Crypt = FscryptNames{Dir: mk(true)}
-	if err := MakeEmptyDir(tk, dir, rootIno, SIfdir); err != nil {
-		t.Fatal(err)
-	}
-	return tk, dir, mk(false)
+	return newTestDir(t, dirOpts{casefold: true, noInline: true, variant: variant, encrypt: true, pad: fscrypt.PolicyFlagsPad32})
 }
 
 // TestFscryptNames runs the lookup path on names encrypted by package
@@ -60,7 +23,7 @@ func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode, *bare.Inode
 // plaintext with the key and no-key names without it, and those no-key
 // names can be looked up and deleted.
 func TestFscryptNames(t *testing.T) {
-	tk, dir, nokey := fscryptDir(t, "base")
+	tk, dir := fscryptDir(t, "base")
 	names := []string{"Hello", "world.txt", strings.Repeat("é", 100)}
 	for i := 0; i < 60; i++ {
 		names = append(names, fmt.Sprintf("File-%d", i))
@@ -84,7 +47,7 @@ func TestFscryptNames(t *testing.T) {
 		t.Fatal("readdir with the key")
 	}
 	// Without the key: no-key names, which look up to the same inodes.
-	dir.Crypt = FscryptNames{Dir: nokey}
+	dir = keylessCopy(t, tk, dir)
 	listed := listDir(t, tk, dir)
 	if len(listed) != len(names)+2 || strings.Contains(strings.Join(listed, " "), "world.txt") {
 		t.Fatalf("no-key readdir: %v", listed[:4])
@@ -111,7 +74,7 @@ func TestFscryptNames(t *testing.T) {
 // 200-byte name's 224 bytes of ciphertext are decrypted into it.
 func TestFscryptSeed001(t *testing.T) {
 	for _, v := range LookupPrealloc.VariantNames() {
-		tk, dir, _ := fscryptDir(t, v)
+		tk, dir := fscryptDir(t, v)
 		for i := 0; i < 5; i++ {
 			mustAdd(t, tk, dir, fmt.Sprintf("f%d", i), uint32(100+i))
 		}
@@ -142,7 +105,7 @@ func BenchmarkSeed001Creates(b *testing.B) {
 				var kmallocs, decrypts uint64
 				for i := 0; i < b.N; i++ {
 					b.StopTimer()
-					tk, dir, _ := fscryptDir(b, v)
+					tk, dir := fscryptDir(b, v)
 					dir.SB.LookupMode = mode
 					ev0 := tk.Ev.Clone()
 					b.StartTimer()

@@ -66,8 +66,8 @@ func TestDentryHashKnownAnswers(t *testing.T) {
 		case "0":
 			got = F2fsDentryHash(name)
 		case "1":
-			fn, err := SetupFilename(tk, dir, name, false)
-			if err != nil {
+			var fn Filename
+			if err := SetupFilename(tk, dir, name, false, &fn); err != nil {
 				t.Fatalf("vector %d: SetupFilename(%x): %v", i, name, err)
 			}
 			got = fn.Hash
@@ -76,7 +76,7 @@ func TestDentryHashKnownAnswers(t *testing.T) {
 			} else if !bytes.Equal(fn.CfName, name) {
 				foldChanged++
 			}
-			FreeFilename(tk, dir, fn)
+			FreeFilename(tk, dir, &fn)
 			casefolded++
 			if !isASCII(name) {
 				casefoldHigh++

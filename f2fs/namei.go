@@ -13,25 +13,22 @@ import (
 // fs/f2fs/namei.c).
 type dirOps struct {
 	vfs.NoInodeOps
-	fs *FS
+	sbi *SuperBlock
 }
 
 // prepareLookup is f2fs_prepare_lookup: fscrypt_prepare_lookup (which
-// marks a no-key dentry), then the casefolded name and the hash. ENOENT
-// means that the name cannot exist (a malformed no-key name).
-func prepareLookup(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (*Filename, error) {
+// marks a no-key dentry) straight into fname's struct fscrypt_name, then
+// the casefolded name and the hash (__f2fs_setup_filename). ENOENT means
+// that the name cannot exist (a malformed no-key name). On error fname is
+// released.
+func prepareLookup(t *kernel.Task, dir *Inode, d *vfs.Dentry, fname *Filename) error {
 	name := []byte(d.Name().Name)
-	fname := new(fscrypt.Name)
-	if err := hooks.FscryptPrepareLookup(t, dir, d, fname); err != nil {
-		fscrypt.FreeFilename(t, fname)
-		return nil, err
+	*fname = Filename{UsrName: name, DiskName: name, hasCrypt: dir.IsEncrypted()}
+	if err := hooks.FscryptPrepareLookup(t, &dir.Inode, d, &fname.crypt); err != nil {
+		FreeFilename(t, dir, fname)
+		return err
 	}
-	ddir := infoOf(dir).dir
-	if !dir.IsEncrypted() {
-		return PrepareLookupFilename(t, ddir, name, nil)
-	}
-	cn := FscryptCryptName(fname)
-	return PrepareLookupFilename(t, ddir, name, &cn)
+	return setupFilename(t, dir, fname)
 }
 
 // Lookup is f2fs_lookup: find the name (__f2fs_find_entry, with the linear
@@ -40,99 +37,139 @@ func prepareLookup(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (*Filename, er
 // policy it does not permit (EPERM, with a warning). As in Linux before
 // 6.9, a miss in a casefolded directory leaves the dentry unhashed rather
 // than caching a negative dentry that a differently-cased create would
-// reuse (the model has no generic_ci_d_revalidate). Errors: ENAMETOOLONG,
-// EFSCORRUPTED (a corrupt dentry block), EPERM, ENOMEM, fscrypt's.
-func (o *dirOps) Lookup(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, flags uint32) (*vfs.Dentry, error) {
+// reuse (the model has no generic_ci_d_revalidate). The VFS holds dir's
+// i_rwsem (shared is enough: lookups do not change the directory besides
+// the chash/clevel hint) and a reference on d; the inode reference taken
+// goes with the spliced dentry. Errors: ENAMETOOLONG, EFSCORRUPTED (a
+// corrupt dentry block or nid), EPERM, ENOMEM, fscrypt's.
+func (o *dirOps) Lookup(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry, flags uint32) (*vfs.Dentry, error) {
 	defer t.Trace("f2fs_lookup")()
 	if len(d.Name().Name) > NameLen {
 		return nil, errno.ENAMETOOLONG
 	}
+	dir := F2FS_I(vdir)
 	var inode *vfs.Inode
-	f, err := prepareLookup(t, dir, d)
+	var f Filename
+	err := prepareLookup(t, dir, d, &f)
 	switch {
 	case err == errno.ENOENT:
 	case err != nil:
 		return nil, err
 	default:
-		ddir := infoOf(dir).dir
-		ref, err := FindEntryFname(t, ddir, f)
-		FreeFilename(t, ddir, f)
+		ref, err := FindEntryFname(t, dir, &f)
+		FreeFilename(t, dir, &f)
 		if err != nil {
 			return nil, err
 		}
 		if ref != nil {
-			if inode, err = o.fs.iget(t, ref.Entry.Ino); err != nil {
+			fi, err := o.sbi.iget(t, ref.Entry.Ino)
+			if err != nil {
 				return nil, err
 			}
-			if dir.IsEncrypted() && (inode.IsDir() || inode.IsLnk()) && !fscrypt.HasPermittedContext(t, dir, inode) {
-				o.fs.sb.warn(t, "Inconsistent encryption contexts: %d/%d", dir.Ino(), inode.Ino())
+			inode = &fi.Inode
+			if vdir.IsEncrypted() && (inode.IsDir() || inode.IsLnk()) && !fscrypt.HasPermittedContext(t, vdir, inode) {
+				o.sbi.warn(t, "Inconsistent encryption contexts: %d/%d", vdir.Ino(), inode.Ino())
 				vfs.Iput(t, inode)
 				return nil, errno.EPERM
 			}
 		}
 	}
-	if inode == nil && dir.IsCasefolded() {
+	if inode == nil && vdir.IsCasefolded() {
 		return nil, nil
 	}
 	return vfs.DSpliceAlias(t, inode, d)
 }
 
+// newInode is f2fs_new_inode's part that matters here: a new inode in dir,
+// casefolded if it is a directory in a casefolded one (f2fs_mask_flags of
+// the inherited F2FS_CASEFOLD_FL), with the directory's encryption policy
+// (fscrypt_prepare_new_inode; the context is stored by fscrypt_set_context,
+// which f2fs_init_inode_metadata calls). The caller holds dir's i_rwsem;
+// the new inode comes with one reference. Errors: ENOKEY, ENOSPC, ENOMEM.
+func (sbi *SuperBlock) newInode(t *kernel.Task, dir *Inode, mode uint32) (*Inode, error) {
+	defer t.Trace("f2fs_new_inode")()
+	// The require-key step of fscrypt_prepare_new_inode
+	// (fscrypt_policy_to_inherit), before a nid is taken.
+	if err := hooks.FscryptPrepareCreate(t, &dir.Inode); err != nil {
+		return nil, err
+	}
+	fi, err := sbi.allocInode(t, 0, mode)
+	if err != nil {
+		return nil, err
+	}
+	fi.SetOwner(dir.OwnerUID())
+	if dir.Inode.IsCasefolded() && fi.IsDir() {
+		fi.IFlags |= CasefoldFL
+		fi.setInodeFlags()
+	}
+	encrypt, err := fscrypt.PrepareNewInode(t, &dir.Inode, &fi.Inode)
+	if err == nil && encrypt {
+		err = fscrypt.SetContext(t, &fi.Inode, nil)
+	}
+	if err != nil {
+		discard(t, fi)
+		return nil, err
+	}
+	return fi, nil
+}
+
 // addLink is f2fs_add_link: the dentry's name in dir for inode
 // (f2fs_do_add_link, which skips the existence check when this task's own
-// lookup just missed the name). The directory's i_size follows.
-func (o *dirOps) addLink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, inode *vfs.Inode) error {
-	ddir := infoOf(dir).dir
-	err := AddLink(t, ddir, []byte(d.Name().Name), uint32(inode.Ino()), inode.Mode())
-	o.fs.syncDirSize(dir)
-	return err
+// lookup just missed the name).
+func addLink(t *kernel.Task, dir *Inode, d *vfs.Dentry, inode *vfs.Inode) error {
+	return AddLink(t, dir, []byte(d.Name().Name), uint32(inode.Ino()), inode.Mode())
 }
 
 // Create is f2fs_create: a new regular file (f2fs_new_inode, with
 // fscrypt_prepare_new_inode and fscrypt_set_context), its dentry
-// (f2fs_add_link), then d_instantiate_new.
-func (o *dirOps) Create(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint32, excl bool) error {
+// (f2fs_add_link), then d_instantiate_new. The VFS holds dir's i_rwsem
+// exclusive and a reference on the negative dentry d, which takes the new
+// inode's reference. Errors: EEXIST, ENOSPC, ENAMETOOLONG, EINVAL (strict
+// encoding), EFSCORRUPTED, ENOKEY, ENOMEM and fscrypt's.
+func (o *dirOps) Create(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry, mode uint32, excl bool) error {
 	defer t.Trace("f2fs_create")()
-	inode, err := o.fs.newInode(t, dir, mode&^vfs.S_IFMT|vfs.S_IFREG)
+	dir := F2FS_I(vdir)
+	fi, err := o.sbi.newInode(t, dir, mode&^vfs.S_IFMT|vfs.S_IFREG)
 	if err != nil {
 		return err
 	}
-	if err := o.addLink(t, dir, d, inode); err != nil {
-		discard(t, inode)
+	if err := addLink(t, dir, d, &fi.Inode); err != nil {
+		discard(t, fi)
 		return err
 	}
-	dcache.DInstantiate(t, d, inode)
+	dcache.DInstantiate(t, d, &fi.Inode)
 	return nil
 }
 
 // Mkdir is f2fs_mkdir: a new directory with "." and ".." (inline when the
 // inline_dentry option is on) and its dentry; both link counts grow
-// (FI_INC_LINK).
-func (o *dirOps) Mkdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint32) error {
+// (FI_INC_LINK). Locks, references and errors as Create's.
+func (o *dirOps) Mkdir(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry, mode uint32) error {
 	defer t.Trace("f2fs_mkdir")()
-	inode, err := o.fs.newInode(t, dir, mode&^vfs.S_IFMT|vfs.S_IFDIR)
+	dir := F2FS_I(vdir)
+	fi, err := o.sbi.newInode(t, dir, mode&^vfs.S_IFMT|vfs.S_IFDIR)
 	if err != nil {
 		return err
 	}
-	if err := MakeEmptyDir(t, infoOf(inode).dir, uint32(dir.Ino()), dir.Mode()); err != nil {
-		discard(t, inode)
+	if err := MakeEmptyDir(t, fi, dir.nid(), dir.Mode()); err != nil {
+		discard(t, fi)
 		return err
 	}
-	o.fs.syncDirSize(inode)
-	if err := o.addLink(t, dir, d, inode); err != nil {
-		discard(t, inode)
+	if err := addLink(t, dir, d, &fi.Inode); err != nil {
+		discard(t, fi)
 		return err
 	}
-	inode.SetNlink(2)
+	fi.SetNlink(2)
 	dir.IncNlink()
-	dcache.DInstantiate(t, d, inode)
+	dcache.DInstantiate(t, d, &fi.Inode)
 	return nil
 }
 
 // findDentry is f2fs_find_entry for a dentry's name (fscrypt_setup_filename
 // with lookup set: a no-key name is decoded), checked against the inode
 // the dentry holds. Errors: ENOENT, EFSCORRUPTED, fscrypt's.
-func (o *dirOps) findDentry(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (*DentryRef, error) {
-	ref, err := FindEntry(t, infoOf(dir).dir, []byte(d.Name().Name))
+func findDentry(t *kernel.Task, dir *Inode, d *vfs.Dentry) (*DentryRef, error) {
+	ref, err := FindEntry(t, dir, []byte(d.Name().Name))
 	if err != nil {
 		return nil, err
 	}
@@ -146,25 +183,27 @@ func (o *dirOps) findDentry(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (*Den
 // and drop the link (f2fs_drop_nlink). In a casefolded directory the
 // dentry is invalidated rather than left negative, as Linux before 6.9
 // does: a negative dentry named "b" would otherwise be found, and reused
-// with its name, by a later create of "B".
-func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
+// with its name, by a later create of "B". The VFS holds the i_rwsem of
+// dir and of the victim, and a reference on d. Errors: ENOENT (the name
+// is gone or names another inode), EFSCORRUPTED, fscrypt's.
+func (o *dirOps) Unlink(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry) error {
 	defer t.Trace("f2fs_unlink")()
-	ref, err := o.findDentry(t, dir, d)
+	dir := F2FS_I(vdir)
+	ref, err := findDentry(t, dir, d)
 	if err != nil {
 		return err
 	}
-	if err := DeleteEntry(t, infoOf(dir).dir, ref); err != nil {
+	if err := DeleteEntry(t, dir, ref); err != nil {
 		return err
 	}
-	o.fs.syncDirSize(dir)
 	// Negative dentries do not go with casefolding here (see Lookup):
 	// f2fs_unlink invalidates the dentry of a casefolded directory.
-	if dir.IsCasefolded() {
+	if vdir.IsCasefolded() {
 		dcache.DInvalidate(t, d)
 	}
 	inode := d.Inode()
 	if inode.IsDir() {
-		dir.DropNlink(t)
+		vdir.DropNlink(t)
 		inode.ClearNlink()
 		return nil
 	}
@@ -172,10 +211,11 @@ func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	return nil
 }
 
-// Rmdir is f2fs_rmdir: f2fs_unlink of an empty directory, else ENOTEMPTY.
+// Rmdir is f2fs_rmdir: f2fs_unlink of an empty directory. Locks and
+// references as Unlink's. Errors: ENOTEMPTY and Unlink's.
 func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	defer t.Trace("f2fs_rmdir")()
-	if !EmptyDir(t, infoOf(d.Inode()).dir) {
+	if !EmptyDir(t, F2FS_I(d.Inode())) {
 		return errno.ENOTEMPTY
 	}
 	return o.Unlink(t, dir, d)
@@ -184,7 +224,12 @@ func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 // Rename is f2fs_rename2: the flags (RENAME_WHITEOUT is not modelled:
 // EINVAL), fscrypt_prepare_rename (ENOKEY for a no-key name, EXDEV for a
 // move the new directory's policy forbids), then f2fs_cross_rename for
-// RENAME_EXCHANGE or f2fs_rename.
+// RENAME_EXCHANGE or f2fs_rename. The VFS holds both directories'
+// i_rwsem (lock_rename, and s_vfs_rename_mutex across directories), the
+// i_rwsem of the inodes involved, and references on both dentries.
+// Errors: EINVAL, ENOKEY, EXDEV, ENOTEMPTY, ENOENT, EEXIST, ENOSPC,
+// EFSCORRUPTED, EIO (a directory without its block 0), ENOMEM and
+// fscrypt's.
 func (o *dirOps) Rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry, flags uint32) error {
 	defer t.Trace("f2fs_rename2")()
 	if flags&^(vfs.RENAME_NOREPLACE|vfs.RENAME_EXCHANGE) != 0 {
@@ -194,32 +239,41 @@ func (o *dirOps) Rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, new
 		return err
 	}
 	if flags&vfs.RENAME_EXCHANGE != 0 {
-		return o.crossRename(t, oldDir, oldD, newDir, newD)
+		return crossRename(t, F2FS_I(oldDir), oldD, F2FS_I(newDir), newD)
 	}
-	return o.rename(t, oldDir, oldD, newDir, newD)
+	return rename(t, F2FS_I(oldDir), oldD, F2FS_I(newDir), newD)
+}
+
+// setDotdot points a moved directory's ".." at its new parent
+// (f2fs_set_link on f2fs_parent_dir).
+func setDotdot(t *kernel.Task, md, to *Inode) error {
+	dotdot, err := ParentDirRef(md)
+	if err != nil {
+		return err
+	}
+	return SetLink(t, md, dotdot, to.nid(), to.Mode())
 }
 
 // rename is f2fs_rename: the new name points at the moved inode (an
 // existing one through f2fs_set_link, its inode losing the link; else
 // f2fs_add_link), the old dentry goes, and a moved directory's ".." is
 // updated.
-func (o *dirOps) rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry) error {
+func rename(t *kernel.Task, oldDir *Inode, oldD *vfs.Dentry, newDir *Inode, newD *vfs.Dentry) error {
 	oldInode, newInode := oldD.Inode(), newD.Inode()
-	od, nd := infoOf(oldDir).dir, infoOf(newDir).dir
-	oldRef, err := o.findDentry(t, oldDir, oldD)
+	oldRef, err := findDentry(t, oldDir, oldD)
 	if err != nil {
 		return err
 	}
 	isDir := oldInode.IsDir()
 	if newInode != nil {
-		if isDir && !EmptyDir(t, infoOf(newInode).dir) {
+		if isDir && !EmptyDir(t, F2FS_I(newInode)) {
 			return errno.ENOTEMPTY
 		}
-		newRef, err := o.findDentry(t, newDir, newD)
+		newRef, err := findDentry(t, newDir, newD)
 		if err != nil {
 			return err
 		}
-		if err := SetLink(t, nd, newRef, uint32(oldInode.Ino()), oldInode.Mode()); err != nil {
+		if err := SetLink(t, newDir, newRef, uint32(oldInode.Ino()), oldInode.Mode()); err != nil {
 			return err
 		}
 		if isDir {
@@ -227,7 +281,7 @@ func (o *dirOps) rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, new
 		}
 		newInode.DropNlink(t)
 	} else {
-		if err := o.addLink(t, newDir, newD, oldInode); err != nil {
+		if err := addLink(t, newDir, newD, oldInode); err != nil {
 			return err
 		}
 		if isDir {
@@ -236,24 +290,17 @@ func (o *dirOps) rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, new
 		if oldDir == newDir {
 			// Adding may have converted an inline directory: find the
 			// old entry again, as f2fs_rename does.
-			if oldRef, err = o.findDentry(t, oldDir, oldD); err != nil {
+			if oldRef, err = findDentry(t, oldDir, oldD); err != nil {
 				return err
 			}
 		}
 	}
-	if err := DeleteEntry(t, od, oldRef); err != nil {
+	if err := DeleteEntry(t, oldDir, oldRef); err != nil {
 		return err
 	}
-	o.fs.syncDirSize(oldDir)
-	o.fs.syncDirSize(newDir)
 	if isDir {
 		if oldDir != newDir {
-			md := infoOf(oldInode).dir
-			dotdot, err := ParentDirRef(md)
-			if err != nil {
-				return err
-			}
-			if err := SetLink(t, md, dotdot, uint32(newDir.Ino()), newDir.Mode()); err != nil {
+			if err := setDotdot(t, F2FS_I(oldInode), newDir); err != nil {
 				return err
 			}
 		}
@@ -265,27 +312,22 @@ func (o *dirOps) rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, new
 // crossRename is f2fs_cross_rename (RENAME_EXCHANGE): each dentry points at
 // the other inode, moved directories get their ".." updated, and the
 // parents' link counts follow a directory that changes parent.
-func (o *dirOps) crossRename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry) error {
+func crossRename(t *kernel.Task, oldDir *Inode, oldD *vfs.Dentry, newDir *Inode, newD *vfs.Dentry) error {
 	oldInode, newInode := oldD.Inode(), newD.Inode()
-	oldRef, err := o.findDentry(t, oldDir, oldD)
+	oldRef, err := findDentry(t, oldDir, oldD)
 	if err != nil {
 		return err
 	}
-	newRef, err := o.findDentry(t, newDir, newD)
+	newRef, err := findDentry(t, newDir, newD)
 	if err != nil {
 		return err
 	}
 	if oldDir != newDir {
-		for _, mv := range []struct{ inode, to *vfs.Inode }{{oldInode, newDir}, {newInode, oldDir}} {
+		for _, mv := range []struct{ inode, to *Inode }{{F2FS_I(oldInode), newDir}, {F2FS_I(newInode), oldDir}} {
 			if !mv.inode.IsDir() {
 				continue
 			}
-			md := infoOf(mv.inode).dir
-			dotdot, err := ParentDirRef(md)
-			if err != nil {
-				return err
-			}
-			if err := SetLink(t, md, dotdot, uint32(mv.to.Ino()), mv.to.Mode()); err != nil {
+			if err := setDotdot(t, mv.inode, mv.to); err != nil {
 				return err
 			}
 		}
@@ -299,15 +341,17 @@ func (o *dirOps) crossRename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry
 			}
 		}
 	}
-	if err := SetLink(t, infoOf(oldDir).dir, oldRef, uint32(newInode.Ino()), newInode.Mode()); err != nil {
+	if err := SetLink(t, oldDir, oldRef, uint32(newInode.Ino()), newInode.Mode()); err != nil {
 		return err
 	}
-	return SetLink(t, infoOf(newDir).dir, newRef, uint32(oldInode.Ino()), oldInode.Mode())
+	return SetLink(t, newDir, newRef, uint32(oldInode.Ino()), oldInode.Mode())
 }
 
 // Link is f2fs_link: fscrypt_prepare_link (ENOKEY for a no-key dentry,
 // EXDEV when the directory's policy does not permit the inode), then
-// another dentry for the inode.
+// another dentry for the inode. The VFS holds dir's and the inode's
+// i_rwsem and references on both dentries; newD takes a new inode
+// reference. Errors: ENOKEY, EXDEV and Create's.
 func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vfs.Dentry) error {
 	defer t.Trace("f2fs_link")()
 	if err := hooks.FscryptPrepareLink(t, oldD, dir, newD); err != nil {
@@ -315,7 +359,7 @@ func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vf
 	}
 	inode := oldD.Inode()
 	vfs.Ihold(inode)
-	if err := o.addLink(t, dir, newD, inode); err != nil {
+	if err := addLink(t, F2FS_I(dir), newD, inode); err != nil {
 		vfs.Iput(t, inode)
 		return err
 	}
@@ -326,41 +370,42 @@ func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vf
 
 // Symlink is f2fs_symlink: fscrypt_prepare_symlink (the target fits a
 // block), the new inode, its dentry, then the target, encrypted
-// (fscrypt_encrypt_symlink) in an encrypted directory.
-func (o *dirOps) Symlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, target string) error {
+// (fscrypt_encrypt_symlink) in an encrypted directory. Locks and
+// references as Create's. Errors: ENAMETOOLONG (the target does not fit),
+// ENOKEY and Create's.
+func (o *dirOps) Symlink(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry, target string) error {
 	defer t.Trace("f2fs_symlink")()
-	diskLen, _, err := hooks.FscryptPrepareSymlink(t, dir, target, BlockSize)
+	dir := F2FS_I(vdir)
+	diskLen, _, err := hooks.FscryptPrepareSymlink(t, vdir, target, BlockSize)
 	if err != nil {
 		return err
 	}
-	inode, err := o.fs.newInode(t, dir, vfs.S_IFLNK|0o777)
+	fi, err := o.sbi.newInode(t, dir, vfs.S_IFLNK|0o777)
 	if err != nil {
 		return err
 	}
-	if err := o.addLink(t, dir, d, inode); err != nil {
-		discard(t, inode)
+	if err := addLink(t, dir, d, &fi.Inode); err != nil {
+		discard(t, fi)
 		return err
 	}
-	in := infoOf(inode)
-	if inode.IsEncrypted() {
-		sd, err := hooks.FscryptEncryptSymlink(t, inode, target, diskLen)
+	if fi.IsEncrypted() {
+		sd, err := hooks.FscryptEncryptSymlink(t, &fi.Inode, target, diskLen)
 		if err != nil {
 			// f2fs_unlink of the half-made symlink.
-			if ref, ferr := FindEntry(t, infoOf(dir).dir, []byte(d.Name().Name)); ferr == nil && ref != nil {
-				DeleteEntry(t, infoOf(dir).dir, ref)
-				o.fs.syncDirSize(dir)
+			if ref, ferr := FindEntry(t, dir, []byte(d.Name().Name)); ferr == nil && ref != nil {
+				DeleteEntry(t, dir, ref)
 			}
-			discard(t, inode)
+			discard(t, fi)
 			return err
 		}
-		in.target = sd
-		inode.SetSize(int64(diskLen - 1))
+		fi.target = sd
+		fi.SetSize(int64(diskLen - 1))
 	} else {
-		in.target = append([]byte(target), 0)
-		inode.SetSize(int64(len(target)))
-		inode.SetLink(target)
+		fi.target = append([]byte(target), 0)
+		fi.SetSize(int64(len(target)))
+		fi.SetLink(target)
 	}
-	dcache.DInstantiate(t, d, inode)
+	dcache.DInstantiate(t, d, &fi.Inode)
 	return nil
 }
 
@@ -373,25 +418,28 @@ func (o *dirOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
 // and f2fs_encrypted_symlink_inode_operations).
 type symlinkOps struct {
 	vfs.NoInodeOps
-	fs *FS
+	sbi *SuperBlock
 }
 
 // GetLink is f2fs_get_link / f2fs_encrypted_get_link: the stored target,
-// or for an encrypted symlink fscrypt_get_symlink (not in RCU-walk:
-// ECHILD).
+// or for an encrypted symlink fscrypt_get_symlink. d is nil in RCU-walk,
+// where an encrypted target cannot be decrypted. Errors: ECHILD (RCU-walk,
+// encrypted), and fscrypt_get_symlink's (ENOKEY-free: a no-key target is
+// encoded; EUCLEAN for a corrupt target, ENOMEM).
 func (o *symlinkOps) GetLink(t *kernel.Task, d *vfs.Dentry, inode *vfs.Inode) (string, error) {
-	in := infoOf(inode)
+	fi := F2FS_I(inode)
 	if inode.IsEncrypted() {
 		if d == nil {
 			return "", vfs.ECHILD
 		}
-		return hooks.FscryptGetSymlink(t, inode, in.target)
+		return hooks.FscryptGetSymlink(t, inode, fi.target)
 	}
-	return string(in.target[:len(in.target)-1]), nil
+	return string(fi.target[:len(fi.target)-1]), nil
 }
 
 // Getattr is f2fs_encrypted_symlink_getattr for an encrypted symlink
 // (fscrypt_symlink_getattr: the size of the target userspace sees).
+// Errors: fscrypt_symlink_getattr's.
 func (o *symlinkOps) Getattr(t *kernel.Task, path vfs.Path, st *vfs.Stat) error {
 	inode := path.Dentry.Inode()
 	vfs.GenericFillattr(inode, st)
@@ -409,8 +457,8 @@ func (o *symlinkOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) err
 // RawTarget returns a symlink's on-disk target: the bytes and a NUL, or
 // struct fscrypt_symlink_data for an encrypted one.
 func RawTarget(inode *vfs.Inode) []byte {
-	in := infoOf(inode)
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return append([]byte(nil), in.target...)
+	fi := F2FS_I(inode)
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	return append([]byte(nil), fi.target...)
 }

@@ -10,11 +10,7 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-func init() {
-	if err := vfs.RegisterFilesystem(Type); err != nil {
-		panic("f2fs: register_filesystem: " + err.Error())
-	}
-}
+func init() { vfs.MustRegister(Type) }
 
 // featureArgs is Type.FeatureArgs (f2fs has no inode count to set: nids
 // are allocated as needed).
@@ -181,27 +177,13 @@ func loadOptions(t *kernel.Task, vsb *vfs.SuperBlock, data string) (Options, err
 // are parsed again over the current ones; lookup_mode= takes effect for
 // the next lookup, dir_level= and inline_dentry for new directories.
 // Errors: EINVAL.
-func (fs *FS) Remount(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
-	o := fs.opts
+func (sbi *SuperBlock) Remount(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
+	o := sbi.opts
 	if err := parseOptions(t, vsb.Type, &o, data); err != nil {
 		return err
 	}
-	fs.opts = o
-	fs.sb.LookupMode = o.LookupMode
-	fs.sb.InlineDentry = !o.NoInlineDentry
+	sbi.opts = o
+	sbi.LookupMode = o.LookupMode
+	sbi.InlineDentry = !o.NoInlineDentry
 	return nil
-}
-
-// mountOptions formats a fresh device with opts' features (nil: the
-// defaults) and returns the VFS mount options that mount it with opts'
-// mount options.
-func mountOptions(t *kernel.Task, opts *Options) (vfs.MountOptions, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
-	dev := vfs.NewBlockDevice()
-	if err := mkfs(t, dev, opts.MkfsArgs()); err != nil {
-		return vfs.MountOptions{}, err
-	}
-	return vfs.MountOptions{Source: "f2fs", Device: dev, Data: opts.MountData()}, nil
 }

@@ -14,17 +14,17 @@ import (
 // findLinear searches every bucket of every level (use_hash=false) whatever
 // the directory's flags.
 func findLinear(tk *kernel.Task, dir *Inode, name string) (*DentryRef, error) {
-	f, err := SetupFilename(tk, dir, []byte(name), true)
-	if err != nil {
+	var f Filename
+	if err := SetupFilename(tk, dir, []byte(name), true, &f); err != nil {
 		return nil, err
 	}
-	defer FreeFilename(tk, dir, f)
+	defer FreeFilename(tk, dir, &f)
 	var st lookupStats
 	if dir.Inline {
-		return findInInlineDir(tk, dir, f, false, nil, &st)
+		return findInInlineDir(tk, dir, &f, false, nil, &st)
 	}
 	for level := uint32(0); level < dir.CurrentDepth; level++ {
-		if r, err := findInLevel(tk, dir, level, f, false, nil, &st); r != nil || err != nil {
+		if r, err := findInLevel(tk, dir, level, &f, false, nil, &st); r != nil || err != nil {
 			return r, err
 		}
 	}

@@ -22,6 +22,58 @@ import (
 // filesystem has an empty root directory, inode 3.
 var Type = &vfs.FileSystemType{Name: "f2fs", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfs, FeatureArgs: featureArgs}
 
+// Encoding flags of the superblock (s_encoding_flags; F2FS_ENC_*_FL in
+// include/linux/f2fs_fs.h, copied into sb->s_encoding_flags as
+// SB_ENC_*_FL of include/linux/fs.h).
+const (
+	// EncStrictModeFL rejects names that are not valid UTF-8
+	// (F2FS_ENC_STRICT_MODE_FL, mkfs.f2fs -C utf8:strict).
+	EncStrictModeFL uint16 = 1 << 0
+	// EncNoCompatFallbackFL disables the linear lookup fallback in
+	// casefolded directories (F2FS_ENC_NO_COMPAT_FALLBACK_FL, mkfs.f2fs -C
+	// utf8:hashonly; sb_no_casefold_compat_fallback).
+	EncNoCompatFallbackFL uint16 = 1 << 1
+)
+
+// LookupMode is the lookup_mode= mount option (fs/f2fs/super.c,
+// F2FS_OPTION(sbi).lookup_mode).
+type LookupMode uint8
+
+// Lookup modes. LookupAuto is the default.
+const (
+	// LookupAuto falls back to a linear search after a hashed miss in a
+	// casefolded directory unless the superblock has EncNoCompatFallbackFL.
+	LookupAuto LookupMode = iota
+	// LookupPerf never falls back (hash-only lookups).
+	LookupPerf
+	// LookupCompat always falls back.
+	LookupCompat
+)
+
+// String names the mode as the mount option spells it.
+func (m LookupMode) String() string {
+	switch m {
+	case LookupPerf:
+		return "perf"
+	case LookupCompat:
+		return "compat"
+	}
+	return "auto"
+}
+
+// ParseLookupMode reads a lookup_mode= value. Errors: EINVAL.
+func ParseLookupMode(s string) (LookupMode, error) {
+	switch s {
+	case "auto":
+		return LookupAuto, nil
+	case "perf":
+		return LookupPerf, nil
+	case "compat":
+		return LookupCompat, nil
+	}
+	return 0, errno.EINVAL
+}
+
 // Options are the mkfs.f2fs features and the mount options of a simulated
 // f2fs.
 type Options struct {
@@ -87,17 +139,36 @@ const (
 	FirstIno = 4
 )
 
-// FS is a mounted f2fs (struct f2fs_sb_info): the directory code's
-// superblock over the simulated device, the table of in-memory inodes (the
-// node area: inode number -> inode) and the operation tables.
-type FS struct {
+// SuperBlock is a mounted f2fs, struct f2fs_sb_info (fs/f2fs/f2fs.h): the
+// simulated device, what the directory code reads from the superblock
+// (s_encoding, s_encoding_flags, the lookup_mode= and inline_dentry mount
+// options), the table of in-memory inodes (the node area: nid -> inode),
+// the nid allocator and the operation tables. F2FS_SB finds it from the
+// VFS superblock (s_fs_info).
+type SuperBlock struct {
+	// Dev is the block device holding dentry blocks and file data.
+	Dev *Device
+	// Encoding is sb->s_encoding; nil when the filesystem has no casefold
+	// feature.
+	Encoding Encoding
+	// EncodingFlags is sb->s_encoding_flags (EncStrictModeFL,
+	// EncNoCompatFallbackFL).
+	EncodingFlags uint16
+	// LookupMode is the lookup_mode= mount option.
+	LookupMode LookupMode
+	// InlineDentry is the inline_dentry mount option (default on).
+	InlineDentry bool
+	// Inline is the inline dentry geometry of new directories.
+	Inline InlineGeometry
+	// Name is the device name used in log lines (s_id).
+	Name string
+
 	vsb  *vfs.SuperBlock
-	sb   *SuperBlock
 	opts Options
 
 	// mu protects the inode table and the nid allocator.
 	mu       sync.Mutex
-	inodes   map[uint32]*vfs.Inode
+	inodes   map[uint32]*Inode
 	nextNid  uint32
 	freeNids []uint32
 
@@ -109,6 +180,32 @@ type FS struct {
 	aops        vfs.AddressSpaceOperations
 }
 
+// F2FS_SB is F2FS_SB(sb): the f2fs superblock of a VFS superblock, or nil
+// when sb is not an f2fs.
+func F2FS_SB(vsb *vfs.SuperBlock) *SuperBlock {
+	sbi, _ := vsb.FsInfo.(*SuperBlock)
+	return sbi
+}
+
+// VFS returns the VFS superblock (sbi->sb).
+func (sbi *SuperBlock) VFS() *vfs.SuperBlock { return sbi.vsb }
+
+// Options returns the options the filesystem was mounted with.
+func (sbi *SuperBlock) Options() Options { return sbi.opts }
+
+// HasStrictEncoding is sb_has_strict_encoding.
+func (sbi *SuperBlock) HasStrictEncoding() bool { return sbi.EncodingFlags&EncStrictModeFL != 0 }
+
+// NoCasefoldCompatFallback is sb_no_casefold_compat_fallback.
+func (sbi *SuperBlock) NoCasefoldCompatFallback() bool {
+	return sbi.EncodingFlags&EncNoCompatFallbackFL != 0
+}
+
+// warn logs like f2fs_warn: "F2FS-fs (dev): msg".
+func (sbi *SuperBlock) warn(t *kernel.Task, format string, args ...any) {
+	t.Printk("F2FS-fs (%s): "+format, append([]any{sbi.Name}, args...)...)
+}
+
 // Allocation accounting of the VFS layer.
 var (
 	// inodeInfoCache is f2fs_inode_cachep's share of struct f2fs_inode_info
@@ -116,112 +213,56 @@ var (
 	inodeInfoCache = kmem.NewCache("f2fs_inode_cache", 560)
 )
 
-// xattr index of the encryption context (F2FS_XATTR_INDEX_ENCRYPTION) and
-// its name (F2FS_XATTR_NAME_ENCRYPTION_CONTEXT).
-const (
-	xattrIndexEncryption = 9
-	xattrNameEncryption  = "c"
-)
-
-// inodeInfo is f2fs's part of a VFS inode (struct f2fs_inode_info) with
-// the inode's on-disk data: the block addresses of its pages, its xattrs,
-// a symlink's target, and for a directory the directory code's state
-// (dentry blocks, inline dentries in the inode block, depth, level).
-type inodeInfo struct {
-	ino uint32
-	// mapping is a regular file's data (i_data); its lock protects data.
-	mapping vfs.AddressSpace
-	// mu protects target.
-	mu     sync.Mutex
-	data   map[uint64]uint32 // page index -> block address
-	xattrs vfs.SimpleXattrs
-	target []byte
-	// dir is the directory state; nil for other file types. The VFS
-	// holds the directory's i_rwsem exclusive around every change and
-	// lookup, but only shared around readdir: readMu serialises the
-	// readers.
-	dir    *Inode
-	readMu sync.Mutex
-}
-
-func infoOf(i *vfs.Inode) *inodeInfo { return i.Private.(*inodeInfo) }
-
-// Of returns the f2fs of a superblock, or nil.
-func Of(sb *vfs.SuperBlock) *FS {
-	fs, _ := sb.FsInfo.(*FS)
-	return fs
-}
-
-// SB returns the directory code's superblock (device, encoding, lookup
-// mode, patch selection).
-func (fs *FS) SB() *SuperBlock { return fs.sb }
-
-// Options returns the options the filesystem was mounted with.
-func (fs *FS) Options() Options { return fs.opts }
-
-// DirOf returns the directory state of an f2fs directory inode (for
-// CheckDir, DumpDir and tests), or nil for another inode. The caller must
-// not run it concurrently with changes to the directory.
-func DirOf(inode *vfs.Inode) *Inode {
-	in, ok := inode.Private.(*inodeInfo)
-	if !ok {
-		return nil
-	}
-	return in.dir
-}
-
-// fillSuper is f2fs_fill_super for a freshly formatted device: the
-// encoding, the fscrypt operations, the dentry operations and the root
-// directory.
+// fillSuper is f2fs_fill_super: the features mkfs wrote on the device
+// and the mount's option string, the encoding (f2fs_setup_casefold), the
+// fscrypt operations, the dentry operations and the root directory.
+// Errors: EINVAL (no f2fs on the device, a bad option, an encoding that
+// does not load), ENOMEM.
 func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	defer t.Trace("f2fs_fill_super")()
-	fs := &FS{vsb: vsb, inodes: map[uint32]*vfs.Inode{}, nextNid: FirstIno}
+	sbi := &SuperBlock{Dev: vsb.Bdev(), InlineDentry: true, Inline: DefaultInlineGeometry, Name: vsb.ID(),
+		vsb: vsb, inodes: map[uint32]*Inode{}, nextNid: FirstIno}
 	var err error
-	if fs.opts, err = loadOptions(t, vsb, data); err != nil {
+	if sbi.opts, err = loadOptions(t, vsb, data); err != nil {
 		return err
 	}
-	sb := NewSuperBlock()
-	sb.Dev = vsb.Bdev()
-	sb.Name = vsb.ID()
-	sb.LookupMode = fs.opts.LookupMode
-	sb.InlineDentry = !fs.opts.NoInlineDentry
-	if fs.opts.Casefold || vsb.Encoding != nil {
-		if err := vsb.LoadEncoding(fs.opts.Strict); err != nil {
+	sbi.LookupMode = sbi.opts.LookupMode
+	sbi.InlineDentry = !sbi.opts.NoInlineDentry
+	if sbi.opts.Casefold || vsb.Encoding != nil {
+		if err := vsb.LoadEncoding(sbi.opts.Strict); err != nil {
 			return err
 		}
-		sb.Encoding = vsb.Encoding
+		sbi.Encoding = vsb.Encoding
 		if vsb.EncodingStrict {
-			sb.EncodingFlags |= EncStrictModeFL
+			sbi.EncodingFlags |= EncStrictModeFL
 		}
-		if fs.opts.NoCompatFallback {
-			sb.EncodingFlags |= EncNoCompatFallbackFL
+		if sbi.opts.NoCompatFallback {
+			sbi.EncodingFlags |= EncNoCompatFallbackFL
 		}
-		fs.opts.Casefold = true
-		fs.opts.Strict = vsb.EncodingStrict
+		sbi.opts.Casefold = true
+		sbi.opts.Strict = vsb.EncodingStrict
 	}
-	fs.sb = sb
-	fs.dirOps, fs.dirFileOps = &dirOps{fs: fs}, &dirFileOps{fs: fs}
-	fs.fileOps, fs.fileFileOps = &fileOps{fs: fs}, &fileFileOps{fs: fs}
-	fs.symlinkOps = &symlinkOps{fs: fs}
-	fs.aops = vfs.BlockAops(fileBlocks{fs})
-	vsb.FsInfo = fs
-	vsb.SetOps(fs)
+	sbi.dirOps, sbi.dirFileOps = &dirOps{sbi: sbi}, &dirFileOps{sbi: sbi}
+	sbi.fileOps, sbi.fileFileOps = &fileOps{sbi: sbi}, &fileFileOps{sbi: sbi}
+	sbi.symlinkOps = &symlinkOps{sbi: sbi}
+	sbi.aops = vfs.BlockAops(fileBlocks{sbi})
+	vsb.FsInfo = sbi
+	vsb.SetOps(sbi)
 	vsb.SetBlockBits(12, maxFileSize)
-	if !fs.opts.NoEncrypt {
-		vsb.SetCop(fs)
+	if !sbi.opts.NoEncrypt {
+		vsb.SetCop(sbi)
 	}
 	hooks.SetSBDops(vsb)
-	root, err := fs.allocInode(t, RootIno, vfs.S_IFDIR|0o755)
+	root, err := sbi.allocInode(t, RootIno, vfs.S_IFDIR|0o755)
 	if err != nil {
 		return err
 	}
-	if err := MakeEmptyDir(t, infoOf(root).dir, RootIno, SIfdir|0o755); err != nil {
+	if err := MakeEmptyDir(t, root, RootIno, SIfdir|0o755); err != nil {
 		discard(t, root)
 		return err
 	}
 	root.SetNlink(2)
-	fs.syncDirSize(root)
-	if err := vsb.MakeRoot(t, root); err != nil {
+	if err := vsb.MakeRoot(t, &root.Inode); err != nil {
 		discard(t, root)
 		return err
 	}
@@ -235,9 +276,13 @@ const maxFileSize = int64(1) << 44
 // Mount formats a fresh simulated device with opts (nil: the defaults) and
 // mounts it on target, which proc resolves; the first mount of sys becomes
 // the root of its namespace (proc and target are then ignored). The mount's
-// SB is the new superblock (Of(m.SB) its f2fs), Root its root dentry.
+// SB is the new superblock (F2FS_SB(m.SB) its f2fs), Root its root dentry.
+// Errors: those of vfs.System.Mount and fillSuper.
 func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts *Options) (*vfs.Mount, error) {
-	mo, err := mountOptions(t, opts)
+	if opts == nil {
+		opts = &Options{}
+	}
+	mo, err := vfs.FormatNew(t, Type, opts.MkfsArgs(), opts.MountData())
 	if err != nil {
 		return nil, err
 	}
@@ -246,150 +291,89 @@ func Mount(t *kernel.Task, sys *vfs.System, proc *vfs.Proc, target string, opts 
 
 // Boot makes a machine on t's kernel whose root filesystem is a fresh f2fs
 // with opts (nil: the defaults), and starts a process on it; the patch
-// variants are those of t's kernel.
+// variants are those of t's kernel. Errors: those of Mount.
 func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc, error) {
-	mo, err := mountOptions(t, opts)
+	if opts == nil {
+		opts = &Options{}
+	}
+	mo, err := vfs.FormatNew(t, Type, opts.MkfsArgs(), opts.MountData())
 	if err != nil {
 		return nil, nil, err
 	}
 	return vfs.Boot(t, cfg, Type, mo)
 }
 
-// allocInode is new_inode with f2fs's operations for the file type, under
-// inode number ino (0: a free nid, f2fs_alloc_nid), entered in the inode
-// table. Errors: ENOSPC when nids run out, ENOMEM.
-func (fs *FS) allocInode(t *kernel.Task, ino uint32, mode uint32) (*vfs.Inode, error) {
+// allocInode is f2fs_alloc_inode with new_inode's initialisation: a
+// struct f2fs_inode_info whose embedded VFS inode (vfs.InodeInit) has
+// f2fs's operations for the file type, under inode number ino (0: a free
+// nid, f2fs_alloc_nid), entered in the inode table. A directory starts
+// with the inline_dentry option's layout and the dir_level= option's
+// level, and no dentries (MakeEmptyDir adds "." and ".."). Errors: ENOSPC
+// when nids run out, ENOMEM.
+func (sbi *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Inode, error) {
 	if err := inodeInfoCache.Alloc(&t.Ctx, kmem.GFPNoFS); err != nil {
 		return nil, err
 	}
-	fs.mu.Lock()
+	sbi.mu.Lock()
 	if ino == 0 {
-		if n := len(fs.freeNids); n > 0 {
-			ino = fs.freeNids[n-1]
-			fs.freeNids = fs.freeNids[:n-1]
-		} else if fs.nextNid == 0 {
-			fs.mu.Unlock()
+		if n := len(sbi.freeNids); n > 0 {
+			ino = sbi.freeNids[n-1]
+			sbi.freeNids = sbi.freeNids[:n-1]
+		} else if sbi.nextNid == 0 {
+			sbi.mu.Unlock()
 			inodeInfoCache.Free(&t.Ctx)
 			return nil, errno.ENOSPC
 		} else {
-			ino = fs.nextNid
-			fs.nextNid++
+			ino = sbi.nextNid
+			sbi.nextNid++
 		}
 	}
-	fs.mu.Unlock()
-	inode, err := vfs.NewInode(t, fs.vsb, uint64(ino), mode)
-	if err != nil {
-		fs.freeNid(ino)
+	sbi.mu.Unlock()
+	fi := &Inode{SB: sbi, data: map[uint64]uint32{}}
+	if err := vfs.InodeInit(t, &fi.Inode, sbi.vsb, uint64(ino), mode, fi); err != nil {
+		sbi.freeNid(ino)
 		inodeInfoCache.Free(&t.Ctx)
 		return nil, err
 	}
-	in := &inodeInfo{ino: ino}
-	inode.Private = in
 	switch mode & vfs.S_IFMT {
 	case vfs.S_IFDIR:
-		in.dir = NewDirInode(fs.sb, ino, mode&^vfs.S_IFMT)
-		in.dir.DirLevel = fs.opts.DirLevel
-		inode.Op, inode.Fop = fs.dirOps, fs.dirFileOps
+		fi.Inline, fi.Geo = sbi.InlineDentry, sbi.Inline
+		fi.Node = make([]byte, BlockSize)
+		fi.DirLevel = sbi.opts.DirLevel
+		fi.Op, fi.Fop = sbi.dirOps, sbi.dirFileOps
 	case vfs.S_IFLNK:
-		inode.Op, inode.Fop = fs.symlinkOps, vfs.NoFileOps{}
+		fi.Op, fi.Fop = sbi.symlinkOps, vfs.NoFileOps{}
 	default:
-		in.data = map[uint64]uint32{}
-		in.mapping.Host, in.mapping.Ops = inode, fs.aops
-		inode.Op, inode.Fop = fs.fileOps, fs.fileFileOps
+		fi.mapping.Host, fi.mapping.Ops = &fi.Inode, sbi.aops
+		fi.Op, fi.Fop = sbi.fileOps, sbi.fileFileOps
 	}
-	fs.mu.Lock()
-	fs.inodes[ino] = inode
-	fs.mu.Unlock()
-	return inode, nil
+	sbi.mu.Lock()
+	sbi.inodes[ino] = fi
+	sbi.mu.Unlock()
+	return fi, nil
 }
 
 // freeNid is f2fs_alloc_nid_failed / the nid release of eviction.
-func (fs *FS) freeNid(ino uint32) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	delete(fs.inodes, ino)
-	fs.freeNids = append(fs.freeNids, ino)
-}
-
-// discard drops a new inode that never got a name (f2fs_handle_failed_inode).
-func discard(t *kernel.Task, inode *vfs.Inode) {
-	inode.ClearNlink()
-	vfs.Iput(t, inode)
-}
-
-// iget is f2fs_iget for an inode number read from a dentry: the in-memory
-// inode with a new reference. A nid outside the node area is corruption
-// (f2fs_check_nid_range: a warning, EFSCORRUPTED); an in-range nid that is
-// not allocated reads as a node with NULL_ADDR (read_node_folio), ENOENT.
-func (fs *FS) iget(t *kernel.Task, ino uint32) (*vfs.Inode, error) {
-	fs.mu.Lock()
-	inode := fs.inodes[ino]
-	end := fs.nextNid
-	fs.mu.Unlock()
-	if ino < RootIno || (end != 0 && ino >= end) {
-		fs.sb.warn(t, "f2fs_check_nid_range: out-of-range nid=%x, run fsck to fix.", ino)
-		return nil, errno.EFSCORRUPTED
-	}
-	if inode == nil || !vfs.Igrab(inode) {
-		return nil, errno.ENOENT
-	}
-	return inode, nil
-}
-
-// newInode is f2fs_new_inode's part that matters here: a new inode in dir,
-// casefolded if it is a directory in a casefolded one (f2fs_mask_flags of
-// the inherited F2FS_CASEFOLD_FL), with the directory's encryption policy
-// (fscrypt_prepare_new_inode; the context is stored by fscrypt_set_context,
-// which f2fs_init_inode_metadata calls). Errors: ENOKEY, ENOSPC, ENOMEM.
-func (fs *FS) newInode(t *kernel.Task, dir *vfs.Inode, mode uint32) (*vfs.Inode, error) {
-	defer t.Trace("f2fs_new_inode")()
-	// The require-key step of fscrypt_prepare_new_inode
-	// (fscrypt_policy_to_inherit), before a nid is taken.
-	if err := hooks.FscryptPrepareCreate(t, dir); err != nil {
-		return nil, err
-	}
-	inode, err := fs.allocInode(t, 0, mode)
-	if err != nil {
-		return nil, err
-	}
-	inode.SetOwner(dir.OwnerUID())
-	if dir.IsCasefolded() && inode.IsDir() {
-		inode.SetFlags(vfs.S_CASEFOLD)
-		infoOf(inode).dir.Flags |= CasefoldFL
-	}
-	encrypt, err := fscrypt.PrepareNewInode(t, dir, inode)
-	if err == nil && encrypt {
-		err = fscrypt.SetContext(t, inode, nil)
-	}
-	if err != nil {
-		discard(t, inode)
-		return nil, err
-	}
-	return inode, nil
-}
-
-// syncDirSize copies a directory's i_size from the directory code.
-func (fs *FS) syncDirSize(inode *vfs.Inode) {
-	if d := infoOf(inode).dir; d != nil {
-		inode.SetSize(d.Size)
-	}
+func (sbi *SuperBlock) freeNid(ino uint32) {
+	sbi.mu.Lock()
+	defer sbi.mu.Unlock()
+	delete(sbi.inodes, ino)
+	sbi.freeNids = append(sbi.freeNids, ino)
 }
 
 // EvictInode implements vfs.SuperOperations (f2fs_evict_inode): an inode
-// with no links left gives its blocks back to the device and its number
-// back; in every case the in-core state goes, its key with
-// fscrypt_put_encryption_info.
-func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
-	in := infoOf(inode)
+// with no links left gives its blocks (file data or dentry blocks) back
+// to the device and its number back; in every case the in-core state
+// goes, its key with fscrypt_put_encryption_info. The VFS calls it once
+// the last reference is gone.
+func (sbi *SuperBlock) EvictInode(t *kernel.Task, inode *vfs.Inode) {
+	fi := F2FS_I(inode)
 	if inode.Nlink() == 0 {
-		in.mapping.Lock()
-		fileBlocks{fs}.TruncateBlocks(inode, 0)
-		in.mapping.Unlock()
-		in.xattrs.Free()
-		if in.dir != nil {
-			in.dir.releaseBlocks()
-		}
-		fs.freeNid(in.ino)
+		fi.mapping.Lock()
+		fi.truncateBlocks(0)
+		fi.mapping.Unlock()
+		fi.xattrs.Free()
+		sbi.freeNid(fi.nid())
 		inodeInfoCache.Free(&t.Ctx)
 	}
 	vfs.ClearInode(inode)
@@ -399,61 +383,56 @@ func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 // DropInode implements vfs.SuperOperations (f2fs_drop_inode):
 // generic_drop_inode, or fscrypt_drop_inode once the inode's master key is
 // removed.
-func (fs *FS) DropInode(t *kernel.Task, inode *vfs.Inode) bool { return vfs.GenericDropInode(t, inode) }
+func (sbi *SuperBlock) DropInode(t *kernel.Task, inode *vfs.Inode) bool {
+	return vfs.GenericDropInode(t, inode)
+}
+
+// xattr index of the encryption context (F2FS_XATTR_INDEX_ENCRYPTION) and
+// its name (F2FS_XATTR_NAME_ENCRYPTION_CONTEXT).
+const (
+	xattrIndexEncryption = 9
+	xattrNameEncryption  = "c"
+)
 
 // GetContext implements fscrypt.Operations (f2fs_get_context): the
-// encryption context xattr.
-func (fs *FS) GetContext(t *kernel.Task, inode fscrypt.Inode, buf []byte) (int, error) {
-	return infoOf(inode.(*vfs.Inode)).xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
+// encryption context xattr. Errors: ENODATA when there is none, ERANGE
+// when buf is too small.
+func (sbi *SuperBlock) GetContext(t *kernel.Task, inode fscrypt.Inode, buf []byte) (int, error) {
+	return F2FS_I(inode.(*vfs.Inode)).xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
 }
 
 // SetContext implements fscrypt.Operations (f2fs_set_context): the context
 // is stored as the encryption xattr with XATTR_CREATE, which marks the
-// inode encrypted (f2fs_set_encrypted_inode); a directory's names are from
-// then on encrypted through fscrypt.
-func (fs *FS) SetContext(t *kernel.Task, inode fscrypt.Inode, ctx []byte, fsData any) error {
+// inode encrypted (f2fs_set_encrypted_inode, S_ENCRYPTED); a directory's
+// names are from then on encrypted through fscrypt. Errors: EEXIST when
+// the inode has a context already, ENOMEM.
+func (sbi *SuperBlock) SetContext(t *kernel.Task, inode fscrypt.Inode, ctx []byte, fsData any) error {
 	i := inode.(*vfs.Inode)
-	in := infoOf(i)
-	if err := in.xattrs.Set(xattrIndexEncryption, xattrNameEncryption, ctx, true); err != nil {
+	if err := F2FS_I(i).xattrs.Set(xattrIndexEncryption, xattrNameEncryption, ctx, true); err != nil {
 		return err
 	}
 	i.SetFlags(vfs.S_ENCRYPTED)
-	if in.dir != nil {
-		in.dir.Crypt = FscryptNames{Dir: i}
-	}
 	return nil
 }
 
 // EmptyDir implements fscrypt.Operations (f2fs_empty_dir).
-func (fs *FS) EmptyDir(t *kernel.Task, inode fscrypt.Inode) bool {
-	d := infoOf(inode.(*vfs.Inode)).dir
-	return d != nil && EmptyDir(t, d)
+func (sbi *SuperBlock) EmptyDir(t *kernel.Task, inode fscrypt.Inode) bool {
+	i := inode.(*vfs.Inode)
+	return i.IsDir() && EmptyDir(t, F2FS_I(i))
 }
 
 // HasStableInodes implements fscrypt.Operations: nids never change.
-func (fs *FS) HasStableInodes() bool { return true }
+func (sbi *SuperBlock) HasStableInodes() bool { return true }
 
 // Has32BitInodes implements fscrypt.Operations: nids are 32-bit.
-func (fs *FS) Has32BitInodes() bool { return true }
+func (sbi *SuperBlock) Has32BitInodes() bool { return true }
 
 // SupportsSubblockDataUnits implements fscrypt.Operations: f2fs's data
 // unit is the block.
-func (fs *FS) SupportsSubblockDataUnits() bool { return false }
+func (sbi *SuperBlock) SupportsSubblockDataUnits() bool { return false }
 
 // EvictDecryptedInode implements fscrypt.Operations for a key removal
 // (vfs.EvictDecryptedInode).
-func (fs *FS) EvictDecryptedInode(t *kernel.Task, inode fscrypt.Inode) {
+func (sbi *SuperBlock) EvictDecryptedInode(t *kernel.Task, inode fscrypt.Inode) {
 	vfs.EvictDecryptedInode(t, inode.(*vfs.Inode))
-}
-
-// Context returns a copy of an inode's stored fscrypt context (nil if
-// none): the bytes of the encryption xattr, 28 (v1) or 40 (v2) long.
-func Context(inode *vfs.Inode) []byte {
-	in := infoOf(inode)
-	buf := make([]byte, 64)
-	n, err := in.xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
-	if err != nil {
-		return nil
-	}
-	return buf[:n]
 }

@@ -28,7 +28,7 @@ func (e *env) dir(path string) *f2fs.Inode {
 	d, err := e.P.LookupDentry(e.T, path, true)
 	e.Must(err)
 	defer dcache.Dput(e.T, d)
-	return f2fs.DirOf(d.Inode())
+	return f2fs.F2FS_I(d.Inode())
 }
 
 func (e *env) check(path string) {
@@ -52,8 +52,14 @@ func TestVFSSmoke(t *testing.T) {
 				e.Write(fmt.Sprintf("/a/name-number-%03d", i), "x")
 			}
 			e.check("/a")
-			if d := e.dir("/a"); d.Inline {
+			d := e.dir("/a")
+			if d.Inline {
 				t.Fatal("300 names still inline")
+			}
+			// stat sees the directory code's i_size: one inode, one size.
+			pages := d.Pages()
+			if st, err := e.P.Stat(e.T, "/a"); err != nil || st.Size != int64(pages[len(pages)-1]+1)*f2fs.BlockSize || f2fs.F2FS_I(&d.Inode) != d {
+				t.Fatalf("stat /a: %+v %v, pages %v", st, err, pages)
 			}
 			if got := len(e.List("/a")); got != 303 {
 				t.Fatalf("%d entries listed", got)

@@ -426,11 +426,7 @@ func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc
 	return vfs.Boot(t, cfg, Type, vfs.MountOptions{Source: "memfs", Data: data})
 }
 
-func init() {
-	if err := vfs.RegisterFilesystem(Type); err != nil {
-		panic("memfs: register_filesystem: " + err.Error())
-	}
-}
+func init() { vfs.MustRegister(Type) }
 
 // MountData renders the options as memfs's mount option string:
 // "noencrypt" and "unsafe_skip_rename_hook".

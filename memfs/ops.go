@@ -330,19 +330,12 @@ func (fs *FS) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, erro
 	return 0, errno.ENOTTY
 }
 
-// dirFileOps are a directory's file operations.
+// dirFileOps are a directory's file operations, without ->open, as ext4's
+// and f2fs's since Linux 5.11: readdir sets an encrypted directory's key
+// up itself.
 type dirFileOps struct {
 	vfs.DirFileOps
 	fs *FS
-}
-
-// Open is ext4_dir_open: an encrypted directory's key is set up if
-// available (EIO if that fails).
-func (o dirFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
-	if inode.IsEncrypted() && hooks.FscryptPrepareReaddir(t, inode) != nil {
-		return errno.EIO
-	}
-	return nil
 }
 
 // Llseek is dcache_dir_lseek: SEEK_SET and SEEK_CUR to a non-negative

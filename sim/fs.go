@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/vfs"
 
 	// The filesystems register themselves with the VFS (as built-in
@@ -29,18 +28,4 @@ func fsType(name string, devOnly bool) (*vfs.FileSystemType, error) {
 		}
 	}
 	return nil, fmt.Errorf("bad fs %q: want %s", name, strings.Join(names, ", "))
-}
-
-// bootFS boots a machine on t's kernel whose root is a new filesystem of
-// type fst: a fresh device formatted with the features f when the type
-// needs one, mounted with the option string data.
-func bootFS(t *kernel.Task, cfg vfs.Config, fst *vfs.FileSystemType, f vfs.Features, data string) (*vfs.System, *vfs.Proc, error) {
-	opts := vfs.MountOptions{Source: fst.Name, Data: data}
-	if fst.RequiresDev {
-		opts.Device = vfs.NewBlockDevice()
-		if err := vfs.MkfsFeatures(t, fst, opts.Device, f); err != nil {
-			return nil, nil, err
-		}
-	}
-	return vfs.Boot(t, cfg, fst, opts)
 }

@@ -5,8 +5,11 @@
 // dirents scanned...) from a separate counting run, so counting never
 // perturbs the timing it sits beside.
 //
-// Workloads are registered in this package (one file each) and run by Run,
-// which the CLI's `vfslab ab` drives.
+// Workloads are registered in this package (one file each), each with the
+// headline figures of the seeds it reproduces beside it, and run by Run,
+// which the CLI's `vfslab ab` drives (and Headline.Run, `vfslab report`).
+// Every machine is a kernel.Kernel made with the variant set under test:
+// workloads read it (Env.K.Patches) and cannot change it.
 package sim
 
 import (
@@ -102,8 +105,9 @@ type Resetter interface {
 
 var workloads = map[string]*Workload{}
 
-// Register adds w to the workload table; it is called from package-level
-// var declarations. A duplicate name panics.
+// Register adds w to the workload table, and its Headlines to the
+// headline table; it is called from package-level var declarations. A
+// duplicate name, or a headline that breaks Headline's rules, panics.
 func Register(w *Workload) *Workload {
 	if _, dup := workloads[w.Name]; dup {
 		panic("sim: duplicate workload " + w.Name)

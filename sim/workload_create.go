@@ -122,7 +122,7 @@ const workDir = "/w"
 func bootDirSystem(env *Env, p dirParams) (*dirSystem, error) {
 	t := env.K.NewTask("setup")
 	cfg := vfs.Config{}
-	sys, proc, err := bootFS(t, cfg, p.fs, vfs.Features{Encrypt: true, Casefold: p.casefold, NoCompatFallback: p.hashonly, Inodes: 1 << 30}, p.mount)
+	sys, proc, err := vfs.BootNew(t, cfg, p.fs, vfs.Features{Encrypt: true, Casefold: p.casefold, NoCompatFallback: p.hashonly, Inodes: 1 << 30}, p.mount)
 	if err != nil {
 		t.Exit()
 		return nil, err

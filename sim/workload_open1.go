@@ -71,7 +71,7 @@ func setupOpen1(env *Env) (Instance, error) {
 	var sys *vfs.System
 	var p *vfs.Proc
 	if err == nil {
-		sys, p, err = bootFS(t, cfg, fst, vfs.Features{Encrypt: true}, "")
+		sys, p, err = vfs.BootNew(t, cfg, fst, vfs.Features{Encrypt: true}, "")
 	}
 	if err != nil {
 		t.Exit()

@@ -30,7 +30,7 @@ func (s *system) dirAreas(tb testing.TB, path string) ([][]byte, []uint32) {
 	var pblks []uint32
 	switch s.cfg.fs {
 	case kF2fs:
-		dir := f2fs.DirOf(inode)
+		dir := f2fs.F2FS_I(inode)
 		if dir.Inline {
 			areas = append(areas, dir.Node[dir.Geo.Offset:dir.Geo.Offset+dir.Geo.MaxInlineData])
 		}
@@ -38,8 +38,8 @@ func (s *system) dirAreas(tb testing.TB, path string) ([][]byte, []uint32) {
 			areas = append(areas, dir.BlockAt(p))
 		}
 	case kExt4:
-		dir := ext4.DirOf(inode)
-		for lblk := uint32(0); int64(lblk)*ext4.BlockSize < dir.Size; lblk++ {
+		dir := ext4.EXT4_I(inode)
+		for lblk := uint32(0); int64(lblk)*ext4.BlockSize < dir.Size(); lblk++ {
 			if b := dir.BlockAt(lblk); b != nil {
 				areas = append(areas, b)
 				pblks = append(pblks, dir.PhysBlock(lblk))
@@ -53,7 +53,7 @@ func (s *system) dirAreas(tb testing.TB, path string) ([][]byte, []uint32) {
 // from disk.
 func (s *system) unverify(pblks []uint32) {
 	if s.cfg.fs == kExt4 {
-		dev := ext4.Of(s.sys.RootMount().SB).SB().Dev
+		dev := ext4.EXT4_SB(s.sys.RootMount().SB).Dev
 		for _, b := range pblks {
 			dev.Unverify(b)
 		}

@@ -303,12 +303,12 @@ func (s *system) checkDir(path string) error {
 func checkInode(t *kernel.Task, inode *vfs.Inode) error {
 	switch inode.SB().Type {
 	case f2fs.Type:
-		if err := f2fs.CheckDir(t, f2fs.DirOf(inode)); err != nil {
-			return fmt.Errorf("%w\n%s", err, f2fs.DumpDir(t, f2fs.DirOf(inode)))
+		if err := f2fs.CheckDir(t, f2fs.F2FS_I(inode)); err != nil {
+			return fmt.Errorf("%w\n%s", err, f2fs.DumpDir(t, f2fs.F2FS_I(inode)))
 		}
 	case ext4.Type:
-		if err := ext4.CheckDir(t, ext4.DirOf(inode)); err != nil {
-			return fmt.Errorf("%w\n%s", err, ext4.DumpDir(t, ext4.DirOf(inode)))
+		if err := ext4.CheckDir(t, ext4.EXT4_I(inode)); err != nil {
+			return fmt.Errorf("%w\n%s", err, ext4.DumpDir(t, ext4.EXT4_I(inode)))
 		}
 	}
 	return nil

@@ -37,7 +37,7 @@ func (s *system) diskEntries(tb testing.TB, path string) []diskEntry {
 	var out []diskEntry
 	switch s.cfg.fs {
 	case kF2fs:
-		dir := f2fs.DirOf(inode)
+		dir := f2fs.F2FS_I(inode)
 		var areas []f2fs.DentryPtr
 		if dir.Inline {
 			areas = append(areas, dir.InlineDentryPtr())
@@ -56,10 +56,10 @@ func (s *system) diskEntries(tb testing.TB, path string) []diskEntry {
 			}
 		}
 	case kExt4:
-		dir := ext4.DirOf(inode)
+		dir := ext4.EXT4_I(inode)
 		sb := dir.SB
-		hashOrder := sb.DirIndex && (dir.IsDx() || dir.Size == ext4.BlockSize)
-		for lblk := uint32(0); int64(lblk)*ext4.BlockSize < dir.Size; lblk++ {
+		hashOrder := sb.DirIndex && (dir.IsDx() || dir.Size() == ext4.BlockSize)
+		for lblk := uint32(0); int64(lblk)*ext4.BlockSize < dir.Size(); lblk++ {
 			b := dir.BlockAt(lblk)
 			for off := 0; off+8 <= len(b); {
 				ino := binary.LittleEndian.Uint32(b[off:])

@@ -141,14 +141,47 @@ type Features struct {
 	Inodes uint32
 }
 
-// MkfsFeatures formats dev as a filesystem of type fs with the features
-// f (fs.FeatureArgs, then fs.Mkfs). Errors: ENODEV for a type without a
-// device, the mkfs's.
-func MkfsFeatures(t *kernel.Task, fs *FileSystemType, dev *BlockDevice, f Features) error {
-	if fs.Mkfs == nil || fs.FeatureArgs == nil {
-		return errno.ENODEV
+// BootNew boots a machine on t's kernel whose root is a new filesystem of
+// type fs: a fresh block device formatted with the features f when the
+// type needs one (FeatureArgs, then Mkfs), mounted with the option string data, as
+// Boot does. Errors: the mkfs's, the mount's.
+func BootNew(t *kernel.Task, cfg Config, fs *FileSystemType, f Features, data string) (*System, *Proc, error) {
+	var args []string
+	if fs.FeatureArgs != nil {
+		args = fs.FeatureArgs(f)
 	}
-	return fs.Mkfs(t, dev, fs.FeatureArgs(f))
+	opts, err := FormatNew(t, fs, args, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return Boot(t, cfg, fs, opts)
+}
+
+// FormatNew returns the mount options of a new filesystem of type fs: for
+// a type that requires a device, a fresh one formatted by the type's Mkfs
+// with args; the mount's option string is data. Errors: ENODEV for a type
+// that requires a device and has no Mkfs, the mkfs's.
+func FormatNew(t *kernel.Task, fs *FileSystemType, args []string, data string) (MountOptions, error) {
+	opts := MountOptions{Source: fs.Name, Data: data}
+	if !fs.RequiresDev {
+		return opts, nil
+	}
+	if fs.Mkfs == nil {
+		return opts, errno.ENODEV
+	}
+	opts.Device = NewBlockDevice()
+	if err := fs.Mkfs(t, opts.Device, args); err != nil {
+		return opts, err
+	}
+	return opts, nil
+}
+
+// MustRegister registers a built-in filesystem from its package's init;
+// a name registered twice is a programming error, found at start-up.
+func MustRegister(fs *FileSystemType) {
+	if err := RegisterFilesystem(fs); err != nil {
+		panic("register_filesystem " + fs.Name + ": " + err.Error())
+	}
 }
 
 // DeviceSuper is what a filesystem's mkfs leaves on a device for fill_super

@@ -100,8 +100,8 @@ func TestMountChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := f2fs.Of(m.SB)
-	if fs.SB().LookupMode != f2fs.LookupCompat || !fs.Options().Casefold || fs.Options().NoEncrypt {
+	fs := f2fs.F2FS_SB(m.SB)
+	if fs.LookupMode != f2fs.LookupCompat || !fs.Options().Casefold || fs.Options().NoEncrypt {
 		t.Errorf("mounted with %s", fs.Options())
 	}
 	if _, err := sys.Mount(tk, p, f2fs.Type, "/mnt", vfs.MountOptions{Source: "vdc", Device: f2dev}); err != errno.EBUSY {
@@ -110,11 +110,11 @@ func TestMountChecks(t *testing.T) {
 	if err := sys.Remount(tk, p, "/mnt", "lookup_mode=perf"); err != nil {
 		t.Fatal(err)
 	}
-	if fs.SB().LookupMode != f2fs.LookupPerf {
-		t.Errorf("after remount: %s", fs.SB().LookupMode)
+	if fs.LookupMode != f2fs.LookupPerf {
+		t.Errorf("after remount: %s", fs.LookupMode)
 	}
-	if err := sys.Remount(tk, p, "/mnt", "lookup_mode=x"); err != errno.EINVAL || fs.SB().LookupMode != f2fs.LookupPerf {
-		t.Errorf("bad remount: %v, mode %s", err, fs.SB().LookupMode)
+	if err := sys.Remount(tk, p, "/mnt", "lookup_mode=x"); err != errno.EINVAL || fs.LookupMode != f2fs.LookupPerf {
+		t.Errorf("bad remount: %v, mode %s", err, fs.LookupMode)
 	}
 	if err := sys.Remount(tk, p, "/", "lookup_mode=perf"); err != errno.EINVAL {
 		t.Errorf("remount of memfs with an f2fs option: %v, want EINVAL", err)

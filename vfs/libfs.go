@@ -66,6 +66,24 @@ func DSpliceAlias(t *kernel.Task, inode *Inode, d *Dentry) (*Dentry, error) {
 func (p *Proc) Chdir(t *kernel.Task, path string) (err error) {
 	defer t.Recover(&err)
 	defer t.Trace("do_chdir")()
+	return p.setFSPath(t, path, false)
+}
+
+// Chroot is chroot(2) (ksys_chroot, set_fs_root): path becomes the
+// process's root directory, which absolute paths start from and ".."
+// never climbs above; the working directory stays where it is. The
+// model has no capabilities to check (CAP_SYS_CHROOT). Errors: ENOENT,
+// ENOTDIR, and the walk's.
+func (p *Proc) Chroot(t *kernel.Task, path string) (err error) {
+	defer t.Recover(&err)
+	defer t.Trace("ksys_chroot")()
+	return p.setFSPath(t, path, true)
+}
+
+// setFSPath is set_fs_pwd or, with root, set_fs_root: the directory path
+// becomes the process's working directory or root, and the old one's
+// reference goes.
+func (p *Proc) setFSPath(t *kernel.Task, path string, root bool) error {
 	t.Inc(EvSyscall)
 	pa, err := p.lookupPath(t, AT_FDCWD, path, LOOKUP_FOLLOW|LOOKUP_DIRECTORY)
 	if err != nil {
@@ -78,9 +96,13 @@ func (p *Proc) Chdir(t *kernel.Task, path string) (err error) {
 		pa.put(t)
 		return errno.ENOENT
 	}
-	p.fs.Store(&fsStruct{root: old.root, pwd: pa})
+	nfs, drop := &fsStruct{root: old.root, pwd: pa}, old.pwd
+	if root {
+		nfs, drop = &fsStruct{root: pa, pwd: old.pwd}, old.root
+	}
+	p.fs.Store(nfs)
 	p.fsMu.Unlock()
-	old.pwd.put(t)
+	drop.put(t)
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fsunicode"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 func init() {
@@ -314,6 +315,7 @@ func vfsRefuses(name []byte) error {
 // lacks the key.
 type dumpCrypt struct {
 	withKey, noKey *bare.Inode
+	key            []byte
 }
 
 // setupCrypt adds the master key and makes the directory's fscrypt inodes
@@ -367,7 +369,7 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 		i.SetRawContext(ctx.Marshal())
 		return i
 	}
-	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(bare.NewSB(crypto.NewAPI()))}
+	d := &dumpCrypt{withKey: mk(fsb), noKey: mk(bare.NewSB(crypto.NewAPI())), key: key}
 	if err := fscrypt.GetEncryptionInfo(t, d.withKey, false); err != nil {
 		return nil, fmt.Errorf("key setup: %w", err)
 	}
@@ -605,7 +607,12 @@ func (c *dumpCmd) fillDirCommon(d *dumpDir, crypt *dumpCrypt) {
 
 func (c *dumpCmd) ext4(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error) {
 	t := c.t
-	sb := ext4.NewSuperBlock()
+	sys, _, err := ext4.Boot(t, vfs.Config{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	sb := ext4.EXT4_SB(sys.RootMount().SB)
+	sb.Dev = ext4.NewDevice() // the dumped directory's blocks are numbered from 1
 	sb.MetadataCsum, sb.DirIndex, sb.LargeDir = c.metadataCsum, c.dirIndex, c.huge
 	ver, err := parseHashVersion(c.hashVersion)
 	if err != nil || ver == ext4.DxHashSiphash {
@@ -635,13 +642,27 @@ func (c *dumpCmd) ext4(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*du
 			sb.EncodingFlags |= ext4.EncStrictModeFL
 		}
 	}
-	dir := ext4.NewDirInode(sb, ext4DumpIno, 0, 0o755)
+	dir, err := sb.NewDirInode(t, ext4DumpIno, 0, 0o755)
+	if err != nil {
+		return nil, err
+	}
 	if c.casefold {
 		dir.Flags |= ext4.CasefoldFL
+		dir.SetInodeFlags()
 	}
 	if crypt != nil {
-		dir.Flags |= ext4.EncryptFL
-		dir.Crypt = ext4.FscryptNames{Dir: crypt.withKey}
+		// The directory's own policy and key: the key in the
+		// superblock's keyring, ext4_set_context, then
+		// fscrypt_get_encryption_info.
+		if _, _, err := bare.AddKey(t, sb.VFS(), 2, crypt.key); err != nil {
+			return nil, err
+		}
+		if err := sb.SetContext(t, &dir.Inode, crypt.withKey.RawContext(), nil); err != nil {
+			return nil, err
+		}
+		if err := fscrypt.GetEncryptionInfo(t, &dir.Inode, false); err != nil {
+			return nil, err
+		}
 	}
 	if err := ext4.InitNewDir(t, dir, ext4RootIno); err != nil {
 		return nil, err
@@ -649,11 +670,18 @@ func (c *dumpCmd) ext4(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*du
 	rep := &dumpReport{FS: "ext4", Refused: []dumpRefusal{}, ext4Dir: dir}
 	c.create(func(n []byte, ino uint32) error { return ext4.AddEntry(t, dir, n, ino, ext4.SIfreg|0o644) }, names, ext4DumpIno+1, rep)
 	if crypt != nil && c.noKey {
-		dir.Crypt = ext4.FscryptNames{Dir: crypt.noKey}
+		// Without the key: FS_IOC_REMOVE_ENCRYPTION_KEY, and the inode's
+		// key gone with it.
+		p, _ := fscrypt.GetPolicy(t, &dir.Inode)
+		fscrypt.PutEncryptionInfo(t, &dir.Inode)
+		arg := &fscrypt.RemoveKeyArg{KeySpec: fscrypt.IdentifierSpec(p.Identifier)}
+		if err := fscrypt.IoctlRemoveKey(t, kernel.RootCred, sb.VFS(), arg); err != nil {
+			return nil, err
+		}
 	}
 
 	d := &rep.Dir
-	d.Ino, d.Size, d.Blocks = dir.Ino, dir.Size, int(dir.Size/ext4.BlockSize)
+	d.Ino, d.Size, d.Blocks = uint32(dir.Ino()), dir.Size(), int(dir.Size()/ext4.BlockSize)
 	c.fillDirCommon(d, crypt)
 	htree, csum := dir.IsDx(), sb.MetadataCsum
 	d.Htree, d.MetadataCsum = &htree, &csum
@@ -715,7 +743,7 @@ const (
 // every block is a leaf.
 func ext4BlockKinds(dir *ext4.Inode) map[uint32]ext4Kind {
 	kinds := map[uint32]ext4Kind{}
-	nblocks := uint32(dir.Size / ext4.BlockSize)
+	nblocks := uint32(dir.Size() / ext4.BlockSize)
 	b0 := dir.BlockAt(0)
 	if dir.IsDx() && b0 != nil {
 		kinds[0] = ext4Kind{kind: "dx_root", inTree: true}
@@ -808,7 +836,7 @@ func (c *dumpCmd) ext4Block(dir *ext4.Inode, lblk uint32, k ext4Kind) dumpBlock 
 	}
 	ver := ext4HashVersion(dir)
 	showHash := dir.SB.DirIndex || dir.HashInDirent()
-	encrypted, hasKey := dir.IsEncrypted(), dir.IsEncrypted() && dir.Crypt.HasKey()
+	encrypted, hasKey := dir.IsEncrypted(), dir.IsEncrypted() && fscrypt.HasEncryptionKey(&dir.Inode)
 	for off := 0; off < end; {
 		if off+ext4.BaseDirLen > end {
 			blk.Problem = fmt.Sprintf("offset %d: dirent header runs into the tail", off)
@@ -856,7 +884,9 @@ func (c *dumpCmd) ext4Block(dir *ext4.Inode, lblk uint32, k ext4Kind) dumpBlock 
 		}
 		var dtu func(h, m uint32, in, out []byte) (int, error)
 		if encrypted {
-			dtu = func(h, m uint32, in, out []byte) (int, error) { return dir.Crypt.DiskToUsr(t, h, m, in, out) }
+			dtu = func(h, m uint32, in, out []byte) (int, error) {
+				return fscrypt.FnameDiskToUsr(t, &dir.Inode, h, m, in, out)
+			}
 		}
 		nameOf(t, &e, disk, encrypted, hasKey, dtu, rh, rm)
 		blk.Entries = append(blk.Entries, e)
@@ -868,37 +898,24 @@ func (c *dumpCmd) ext4Block(dir *ext4.Inode, lblk uint32, k ext4Kind) dumpBlock 
 
 func (c *dumpCmd) f2fs(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error) {
 	t := c.t
-	sb := f2fs.NewSuperBlock()
-	sb.InlineDentry = c.inline
-	if um != nil {
-		sb.Encoding = um
-		if c.strict {
-			sb.EncodingFlags |= f2fs.EncStrictModeFL
-		}
-	}
 	if c.dirLevel > f2fs.MaxDirHashDepth {
 		return nil, usageError{fmt.Sprintf("--dir-level %d: want 0 .. %d", c.dirLevel, f2fs.MaxDirHashDepth)}
 	}
-	dir := f2fs.NewDirInode(sb, f2fsDumpIno, 0o755)
-	dir.DirLevel = uint32(c.dirLevel)
-	if c.casefold {
-		dir.Flags |= f2fs.CasefoldFL
-	}
-	if crypt != nil {
-		dir.Crypt = f2fs.FscryptNames{Dir: crypt.withKey}
-	}
-	if err := f2fs.MakeEmptyDir(t, dir, f2fsRootIno, f2fs.SIfdir|0o755); err != nil {
+	dir, removeKey, err := c.f2fsDir(um, crypt)
+	if err != nil {
 		return nil, err
 	}
 	rep := &dumpReport{FS: "f2fs", Refused: []dumpRefusal{}, f2fsDir: dir}
 	c.create(func(n []byte, ino uint32) error { return f2fs.AddLink(t, dir, n, ino, f2fs.SIfreg|0o644) }, names, f2fsDumpIno+1, rep)
 	if crypt != nil && c.noKey {
-		dir.Crypt = f2fs.FscryptNames{Dir: crypt.noKey}
+		if err := removeKey(); err != nil {
+			return nil, err
+		}
 	}
 
 	d := &rep.Dir
 	pages := dir.Pages()
-	d.Ino, d.Size, d.Blocks = dir.Ino, dir.Size, len(pages)
+	d.Ino, d.Size, d.Blocks = uint32(dir.Ino()), dir.Size(), len(pages)
 	c.fillDirCommon(d, crypt)
 	inline, depth, level := dir.Inline, dir.CurrentDepth, dir.DirLevel
 	d.Inline, d.Depth, d.DirLevel = &inline, &depth, &level
@@ -924,6 +941,76 @@ func (c *dumpCmd) f2fs(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*du
 	return rep, nil
 }
 
+// f2fsDir formats an f2fs with the dump's features and mount options and
+// makes the dumped directory, inode 4 under the root (mkdir), casefolded
+// with FS_IOC_SETFLAGS, and encrypted with the dump's context
+// (f2fs_set_context) whose key is added to the filesystem. removeKey
+// takes the key away again (fscrypt_put_encryption_info, then
+// FS_IOC_REMOVE_ENCRYPTION_KEY), for a dump without it.
+func (c *dumpCmd) f2fsDir(um *fsunicode.Map, crypt *dumpCrypt) (dir *f2fs.Inode, removeKey func() error, err error) {
+	t := c.t
+	opts := &f2fs.Options{Casefold: c.casefold, Strict: c.strict, NoInlineDentry: !c.inline, DirLevel: uint32(c.dirLevel)}
+	mo, err := vfs.FormatNew(t, f2fs.Type, opts.MkfsArgs(), opts.MountData())
+	if err != nil {
+		return nil, nil, err
+	}
+	mo.Encoding, mo.Strict = um, c.strict
+	_, p, err := vfs.Boot(t, vfs.Config{}, f2fs.Type, mo)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.Mkdir(t, "/d", 0o755); err != nil {
+		return nil, nil, err
+	}
+	if c.casefold {
+		fd, err := p.Open(t, "/d", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		fl := uint32(f2fs.FS_CASEFOLD_FL)
+		_, err = p.Ioctl(t, fd, f2fs.FS_IOC_SETFLAGS, &fl)
+		p.Close(t, fd)
+		if err != nil {
+			return nil, nil, fmt.Errorf("FS_IOC_SETFLAGS: %w", err)
+		}
+	}
+	// The dump holds the directory's dentry (and so its inode) to the end.
+	d, err := p.LookupDentry(t, "/d", true)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir = f2fs.F2FS_I(d.Inode())
+	if dir.Ino() != f2fsDumpIno {
+		return nil, nil, fmt.Errorf("mkdir made inode %d", dir.Ino())
+	}
+	if crypt == nil {
+		return dir, nil, nil
+	}
+	fd, err := p.Open(t, "/", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := p.AddEncryptionKey(t, fd, crypt.key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("FS_IOC_ADD_ENCRYPTION_KEY: %w", err)
+	}
+	if err := dir.SB.SetContext(t, &dir.Inode, crypt.withKey.RawContext(), nil); err != nil {
+		return nil, nil, fmt.Errorf("f2fs_set_context: %w", err)
+	}
+	if err := fscrypt.GetEncryptionInfo(t, &dir.Inode, false); err != nil || !fscrypt.HasEncryptionKey(&dir.Inode) {
+		return nil, nil, fmt.Errorf("key setup: %w", errors.Join(err, errno.ENOKEY))
+	}
+	removeKey = func() error {
+		defer p.Close(t, fd)
+		fscrypt.PutEncryptionInfo(t, &dir.Inode)
+		if _, err := p.RemoveEncryptionKey(t, fd, id); err != nil {
+			return fmt.Errorf("FS_IOC_REMOVE_ENCRYPTION_KEY: %w", err)
+		}
+		return nil
+	}
+	return dir, removeKey, nil
+}
+
 func (c *dumpCmd) f2fsArea(dir *f2fs.Inode, dp *f2fs.DentryPtr, blk *dumpBlock) {
 	t := c.t
 	blk.Entries = []dumpEntry{}
@@ -933,7 +1020,7 @@ func (c *dumpCmd) f2fsArea(dir *f2fs.Inode, dp *f2fs.DentryPtr, blk *dumpBlock) 
 			blk.Slots++
 		}
 	}
-	encrypted, hasKey := dir.IsEncrypted(), dir.IsEncrypted() && dir.Crypt.HasKey()
+	encrypted, hasKey := dir.IsEncrypted(), dir.IsEncrypted() && fscrypt.HasEncryptionKey(&dir.Inode)
 	for pos := dp.FindNextBit(0); pos < dp.Max; {
 		de := dp.Entry(pos)
 		slot := pos
@@ -952,7 +1039,9 @@ func (c *dumpCmd) f2fsArea(dir *f2fs.Inode, dp *f2fs.DentryPtr, blk *dumpBlock) 
 		e.SlotsFor = f2fs.GetDentrySlots(int(de.NameLen))
 		var dtu func(h, m uint32, in, out []byte) (int, error)
 		if encrypted {
-			dtu = func(h, m uint32, in, out []byte) (int, error) { return dir.Crypt.DiskToUsr(t, h, m, in, out) }
+			dtu = func(h, m uint32, in, out []byte) (int, error) {
+				return fscrypt.FnameDiskToUsr(t, &dir.Inode, h, m, in, out)
+			}
 		}
 		// f2fs_fill_dentries passes the stored hash_code.
 		nameOf(t, &e, name, encrypted, hasKey, dtu, de.HashCode, 0)

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fsunicode"
@@ -225,16 +224,9 @@ func (c *hashCmd) ext4(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicod
 		hinfo.Seed = &w
 	}
 	if um != nil {
-		sb := ext4.NewSuperBlock()
-		sb.Encoding = um
-		dir := ext4.NewDirInode(sb, 12, 0, 0o755)
-		dir.Flags |= ext4.CasefoldFL
-		if key != nil {
-			// ext4 hashes with SipHash exactly in encrypted and casefolded
-			// directories whose key is set up.
-			dir.Crypt = ext4KeyOnly{dirhashKey{*key}}
-		}
-		err = ext4.Dirhash(t, dir, name, &hinfo)
+		// A casefolded directory; ext4 hashes with SipHash exactly in
+		// encrypted and casefolded directories whose key is set up.
+		err = ext4.FoldDirhash(t, um, name, &hinfo, key)
 	} else {
 		err = ext4.Ext4fsDirhash(name, &hinfo, key)
 	}
@@ -245,8 +237,8 @@ func (c *hashCmd) ext4(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicod
 }
 
 // f2fs computes f2fs_hash_filename of name: with --casefold through
-// f2fs.InitCasefoldedName and f2fs.HashFilename in a casefolded directory
-// (encrypted, with only its dirhash key, when --dirhash-key is given), else
+// f2fs.CasefoldedHash, as in a casefolded directory (encrypted, with only
+// its dirhash key, when --dirhash-key is given), else
 // TEA or SipHash of the bytes as given.
 func (c *hashCmd) f2fs(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicode.Map) (string, error) {
 	if um == nil {
@@ -255,53 +247,9 @@ func (c *hashCmd) f2fs(t *kernel.Task, name []byte, key *[2]uint64, um *fsunicod
 		}
 		return fmt.Sprintf("%08x", f2fs.F2fsDentryHash(name)), nil
 	}
-	sb := f2fs.NewSuperBlock()
-	sb.Encoding = um
-	dir := f2fs.NewDirInode(sb, 4, 0o755)
-	dir.Flags |= f2fs.CasefoldFL
-	if key != nil {
-		dir.Crypt = f2fsKeyOnly{dirhashKey{*key}}
-	}
-	f := &f2fs.Filename{UsrName: name, DiskName: name}
-	if err := f2fs.InitCasefoldedName(t, dir, f); err != nil {
+	h, err := f2fs.CasefoldedHash(t, um, false, name, key)
+	if err != nil {
 		return "", err
 	}
-	defer f2fs.FreeFilename(t, dir, f)
-	if err := f2fs.HashFilename(dir, f); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%08x", f.Hash), nil
+	return fmt.Sprintf("%08x", h), nil
 }
-
-// dirhashKey stands for the fscrypt side of an encrypted and casefolded
-// directory whose key is set up, when only its dirhash key matters (the
-// name operations refuse with EOPNOTSUPP). ext4KeyOnly and f2fsKeyOnly
-// make it an ext4.NameCrypt and an f2fs.NameCrypt.
-type dirhashKey struct{ key [2]uint64 }
-
-func (d dirhashKey) HasKey() bool                  { return true }
-func (d dirhashKey) DirhashKey() ([2]uint64, bool) { return d.key, true }
-func (d dirhashKey) DiskToUsr(t *kernel.Task, hash, minorHash uint32, iname, oname []byte) (int, error) {
-	return 0, errno.EOPNOTSUPP
-}
-
-type ext4KeyOnly struct{ dirhashKey }
-
-func (ext4KeyOnly) SetupFilename(*kernel.Task, []byte, bool) (ext4.CryptName, error) {
-	return ext4.CryptName{}, errno.EOPNOTSUPP
-}
-func (ext4KeyOnly) FreeFilename(*kernel.Task, *ext4.CryptName) {}
-func (ext4KeyOnly) MatchName(*ext4.CryptName, []byte) bool     { return false }
-
-type f2fsKeyOnly struct{ dirhashKey }
-
-func (f2fsKeyOnly) SetupFilename(*kernel.Task, []byte, bool) (f2fs.CryptName, error) {
-	return f2fs.CryptName{}, errno.EOPNOTSUPP
-}
-func (f2fsKeyOnly) FreeFilename(*kernel.Task, *f2fs.CryptName) {}
-func (f2fsKeyOnly) MatchName(*f2fs.CryptName, []byte) bool     { return false }
-
-var (
-	_ ext4.NameCrypt = ext4KeyOnly{}
-	_ f2fs.NameCrypt = f2fsKeyOnly{}
-)

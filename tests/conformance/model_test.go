@@ -1,10 +1,12 @@
-package memfs_test
+package conformance_test
 
-// A reference model of the namespace for the syscall property test: a tree
-// of nodes (files with contents, directories with ordered entries,
+// A reference model of the namespace for the syscall conformance test: a
+// tree of nodes (files with contents, directories with ordered entries,
 // symlinks with targets), the process's descriptors, and each syscall's
 // result written from the Linux man pages and the order in which fs/namei.c
-// checks things, independently of package vfs's code.
+// checks things, independently of package vfs's code. In a casefolded
+// tree two names are the same entry when their casefolded forms are equal
+// (key); the entry keeps the name it was created with.
 
 import (
 	"sort"
@@ -16,6 +18,8 @@ import (
 )
 
 type mNode struct {
+	// key is the identity of a name in the directory (model.key).
+	key    func(string) string
 	ino    uint64
 	mode   uint32 // S_IFMT | permission bits
 	data   []byte // regular file
@@ -39,8 +43,9 @@ func (n *mNode) isLnk() bool { return n.mode&vfs.S_IFMT == vfs.S_IFLNK }
 func (n *mNode) isReg() bool { return n.mode&vfs.S_IFMT == vfs.S_IFREG }
 
 func (n *mNode) find(name string) *mEntry {
+	k := n.key(name)
 	for _, e := range n.entries {
-		if e.name == name {
+		if n.key(e.name) == k {
 			return e
 		}
 	}
@@ -63,8 +68,9 @@ func (n *mNode) add(name string, c *mNode) {
 }
 
 func (n *mNode) remove(name string) {
+	k := n.key(name)
 	for i, e := range n.entries {
-		if e.name == name {
+		if n.key(e.name) == k {
 			n.entries = append(n.entries[:i], n.entries[i+1:]...)
 			return
 		}
@@ -107,17 +113,27 @@ type model struct {
 	root    *mNode
 	fds     []*mFile
 	nextIno uint64
+	key     func(string) string
+	// rootDotdot, when set, is the inode number getdents gives ".." in
+	// the root: a process chrooted into a directory lists the directory's
+	// real parent there, though ".." in a path stays at the root.
+	rootDotdot uint64
 }
 
-func newModel() *model {
-	m := &model{nextIno: 2}
+// newModel returns an empty namespace whose names are the same when key
+// gives the same string (nil: when they are equal).
+func newModel(key func(string) string) *model {
+	if key == nil {
+		key = func(s string) string { return s }
+	}
+	m := &model{nextIno: 2, key: key}
 	m.root = m.newNode(vfs.S_IFDIR | 0o755)
 	m.root.parent = m.root
 	return m
 }
 
 func (m *model) newNode(mode uint32) *mNode {
-	n := &mNode{ino: m.nextIno, mode: mode}
+	n := &mNode{ino: m.nextIno, mode: mode, key: m.key}
 	m.nextIno++
 	if n.isDir() {
 		n.nextCookie = 2
@@ -822,7 +838,13 @@ func (m *model) rename(oldp, newp string, flags uint32) error {
 	if dst != nil && dst.isDir() && len(dst.entries) != 0 {
 		return errno.ENOTEMPTY
 	}
+	name := np.last
 	if dst != nil {
+		// The target's entry keeps its name: the filesystems rewrite the
+		// inode number of the existing dirent (ext4_setent,
+		// f2fs_set_link), which in a casefolded directory may be spelt
+		// otherwise than the rename's new name.
+		name = np.dir.find(np.last).name
 		np.dir.remove(np.last)
 		if dst.isDir() {
 			dst.dead = true
@@ -831,7 +853,7 @@ func (m *model) rename(oldp, newp string, flags uint32) error {
 		}
 	}
 	op.dir.remove(op.last)
-	np.dir.add(np.last, src)
+	np.dir.add(name, src)
 	return nil
 }
 
@@ -866,6 +888,12 @@ func (m *model) getdents(fd, bufSize int) ([]mDirent, int, error) {
 	if f.pos <= 1 {
 		items = append(items, item{1, "..", d.parent})
 	}
+	dotdotIno := func(it item) uint64 {
+		if it.name == ".." && d == m.root && m.rootDotdot != 0 {
+			return m.rootDotdot
+		}
+		return it.n.ino
+	}
 	ents := append([]*mEntry(nil), d.entries...)
 	sort.Slice(ents, func(i, j int) bool { return ents[i].cookie < ents[j].cookie })
 	for _, e := range ents {
@@ -884,7 +912,7 @@ func (m *model) getdents(fd, bufSize int) ([]mDirent, int, error) {
 			break
 		}
 		used += rl
-		out = append(out, mDirent{Name: it.name, Ino: it.n.ino, Off: it.pos + 1, Type: vfs.DtType(it.n.mode)})
+		out = append(out, mDirent{Name: it.name, Ino: dotdotIno(it), Off: it.pos + 1, Type: vfs.DtType(it.n.mode)})
 		f.pos = it.pos + 1
 	}
 	return out, used, nil

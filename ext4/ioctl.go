@@ -1,0 +1,102 @@
+package ext4
+
+import (
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
+)
+
+// Inode attribute ioctls and the flags they carry (include/uapi/linux/fs.h;
+// package vfs has them). The model's VFS has no fileattr layer, so ext4
+// answers them from its ->unlocked_ioctl, as it did before Linux 5.13
+// (EXT4_IOC_GETFLAGS / EXT4_IOC_SETFLAGS in ext4_ioctl, fs/ext4/ioctl.c).
+const (
+	FS_IOC_GETFLAGS = vfs.FS_IOC_GETFLAGS
+	FS_IOC_SETFLAGS = vfs.FS_IOC_SETFLAGS
+
+	FS_ENCRYPT_FL  = vfs.FS_ENCRYPT_FL
+	FS_INDEX_FL    = vfs.FS_INDEX_FL
+	FS_CASEFOLD_FL = vfs.FS_CASEFOLD_FL
+)
+
+// ioctl is ext4_ioctl: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS and the fscrypt
+// ioctls (EOPNOTSUPP without the encrypt feature); ENOTTY for others.
+func (sb *SuperBlock) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
+	if handled, ret, err := vfs.IoctlFlags(t, f, cmd, arg, fileattr{sb}); handled {
+		return ret, err
+	}
+	if handled, ret, err := vfs.FscryptIoctl(t, f, cmd, arg); handled {
+		return ret, err
+	}
+	return 0, errno.ENOTTY
+}
+
+// fileattr gives vfs.IoctlFlags the flags of ext4's inodes.
+type fileattr struct{ sb *SuperBlock }
+
+// GetFlags implements vfs.FlagsOperations.
+func (a fileattr) GetFlags(t *kernel.Task, inode *vfs.Inode) uint32 { return getflags(EXT4_I(inode)) }
+
+// SetFlags implements vfs.FlagsOperations.
+func (a fileattr) SetFlags(t *kernel.Task, inode *vfs.Inode, flags uint32) error {
+	return a.sb.setflags(t, EXT4_I(inode), flags)
+}
+
+// getflags is ext4_fileattr_get's flags, under i_rwsem shared: casefold,
+// encrypt and the htree index flag from i_flags.
+func getflags(inode *Inode) uint32 {
+	inode.Rwsem.RLock()
+	defer inode.Rwsem.RUnlock()
+	var fl uint32
+	if inode.Inode.IsCasefolded() {
+		fl |= FS_CASEFOLD_FL
+	}
+	if inode.IsEncrypted() {
+		fl |= FS_ENCRYPT_FL
+	}
+	if inode.IsDir() && inode.Flags&IndexFL != 0 {
+		fl |= FS_INDEX_FL
+	}
+	return fl
+}
+
+// setflags is ext4_fileattr_set for FS_CASEFOLD_FL, the only settable flag
+// the model keeps, under i_rwsem: fscrypt_prepare_setflags (an encrypted
+// directory needs a v2 policy and its key, and gets its dirhash key), then
+// ext4_ioctl_setflags's checks: the casefold feature (EOPNOTSUPP), a
+// directory (ENOTDIR), empty (ENOTEMPTY). Flags users cannot change
+// (FS_ENCRYPT_FL, FS_INDEX_FL) are ignored, as the kernel keeps them; other
+// unknown flags are EOPNOTSUPP.
+func (sb *SuperBlock) setflags(t *kernel.Task, inode *Inode, flags uint32) error {
+	defer t.Trace("ext4_fileattr_set")()
+	if flags&^(FS_CASEFOLD_FL|FS_ENCRYPT_FL|FS_INDEX_FL) != 0 {
+		return errno.EOPNOTSUPP
+	}
+	inode.Rwsem.Lock()
+	defer inode.Rwsem.Unlock()
+	want := flags&FS_CASEFOLD_FL != 0
+	if want == inode.Inode.IsCasefolded() {
+		return nil
+	}
+	if err := fscrypt.PrepareSetflags(t, &inode.Inode, want); err != nil {
+		return err
+	}
+	if !sb.opts.Casefold {
+		return errno.EOPNOTSUPP
+	}
+	if !inode.IsDir() {
+		return errno.ENOTDIR
+	}
+	if !EmptyDir(t, inode) {
+		return errno.ENOTEMPTY
+	}
+	if want {
+		inode.Flags |= CasefoldFL
+		inode.Inode.SetFlags(vfs.S_CASEFOLD)
+	} else {
+		inode.Flags &^= CasefoldFL
+		inode.Inode.ClearFlags(vfs.S_CASEFOLD)
+	}
+	return nil
+}
