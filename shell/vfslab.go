@@ -114,7 +114,8 @@ func cmdDump(c *cmd) int {
 		}
 		inode.Rwsem.Lock()
 		defer inode.Rwsem.Unlock()
-		if dir := ext4.DirOf(inode); dir != nil {
+		if inode.SB().Type == ext4.Type {
+			dir := ext4.EXT4_I(inode)
 			out = withNewline(ext4.DumpDir(t, dir))
 			if err := ext4.CheckDir(t, dir); err != nil {
 				out += fmt.Sprintf("check: FAIL: %v\n", err)
@@ -123,7 +124,8 @@ func cmdDump(c *cmd) int {
 			}
 			return 0, nil
 		}
-		if dir := f2fs.DirOf(inode); dir != nil {
+		if inode.SB().Type == f2fs.Type {
+			dir := f2fs.F2FS_I(inode)
 			out = withNewline(f2fs.DumpDir(t, dir))
 			if err := f2fs.CheckDir(t, dir); err != nil {
 				out += fmt.Sprintf("check: FAIL: %v\n", err)
