@@ -171,10 +171,11 @@ fsgqa (1000), fsgqa2 (1001).
 
 Commands:
   coreutils   ls cat mkdir rmdir rm mv ln touch stat readlink truncate head
-              tail cp dd md5sum sha256sum wc diff sort uniq tr cut seq tee
-              grep egrep sed awk od xxd basename dirname id whoami env
+              tail cp dd md5sum sha256sum wc diff cmp sort uniq tr cut seq
+              tee chown chmod (checks only) basename dirname id whoami env
+  text        grep egrep sed awk (the filters' subset) od xxd find xargs sh
   e2fsprogs   chattr lsattr mkfs.ext4 blkid    f2fs-tools  mkfs.f2fs
-  util-linux  mount umount su dmesg
+  util-linux  mount umount su dmesg uname date sleep sync
   fscrypt     xfs_io -c set_encpolicy|get_encpolicy|add_enckey|rm_enckey|
               enckey_status|pwrite|pread|truncate|fsync
               fscryptctl add_key|remove_key|key_status|get_policy|set_policy
