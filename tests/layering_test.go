@@ -28,7 +28,7 @@ var layers = [][]string{
 	{"vfs"},
 	{"hooks"},
 	{"ext4", "f2fs", "memfs", "internal/fstestutil"},
-	{"sim", "tests", "tests/conformance"},
+	{"sim", "shell", "tests", "tests/conformance"},
 	{"cmd/vfslab"},
 }
 
