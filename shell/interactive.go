@@ -94,10 +94,21 @@ func (s *Shell) interactive(in *os.File, stdout, stderr io.Writer) int {
 			status = 2
 			continue
 		}
-		err = r.Run(ctx, f)
-		status = exitCode(err, rl.Stderr())
+		status = runRecovered(ctx, r, f, rl.Stderr())
 		if r.Exited() {
 			return status
 		}
 	}
+}
+
+// runRecovered runs one statement of the prompt; a panic in the
+// interpreter is reported and the prompt goes on.
+func runRecovered(ctx context.Context, r *interp.Runner, f *syntax.File, stderr io.Writer) (status int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "vfslab sh: internal error: %v\n", p)
+			status = 70
+		}
+	}()
+	return exitCode(r.Run(ctx, f), stderr)
 }

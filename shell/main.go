@@ -45,7 +45,15 @@ Exit status: the script's, 2 for bad usage or a syntax error.
 // Main is `vfslab sh`: it parses the arguments, boots the machine and
 // runs the script, -c COMMANDS, an xfstests test or an interactive session,
 // returning the exit status.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
+	// A panic outside the commands (the interpreter's own) is reported as
+	// an internal error, never a Go panic reaching the user.
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "vfslab sh: internal error: %v\n", r)
+			status = 70
+		}
+	}()
 	var seed uint64
 	var set patch.Set
 	fstyp := "ext4"
