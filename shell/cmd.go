@@ -215,6 +215,14 @@ func cmdWhich(c *cmd) int {
 	mode, names := c.args[0], c.args[1:]
 	st := 0
 	for _, n := range names {
+		if mode == "-v" && isShellBuiltin(n) {
+			fmt.Fprintln(c.out, n)
+			continue
+		}
+		if (mode == "-type" || mode == "-V") && isShellBuiltin(n) {
+			fmt.Fprintf(c.out, "%s is a shell builtin\n", n)
+			continue
+		}
 		_, ok := commands[n]
 		if ok && !strings.HasPrefix(n, "__") {
 			switch mode {

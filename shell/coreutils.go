@@ -27,6 +27,7 @@ var coreutils = map[string]func(c *cmd) int{
 	"sort": cmdSort, "uniq": cmdUniq, "tr": cmdTr, "cut": cmdCut, "seq": cmdSeq,
 	"grep": cmdGrep, "egrep": cmdEgrep, "sed": cmdSed, "awk": cmdAwk, "od": cmdOd,
 	"chattr": cmdChattr, "lsattr": cmdLsattr, "tee": cmdTee, "xxd": cmdXxd, "find": cmdFind, "cmp": cmdCmp,
+	"echo": cmdEcho, "true": func(*cmd) int { return 0 }, "false": func(*cmd) int { return 1 },
 }
 
 // --- ls ---
@@ -2077,4 +2078,31 @@ func obsoleteCount(args []string) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// cmdEcho is /bin/echo, for the programs that run commands themselves
+// (xargs); a script's echo is the shell's builtin.
+func cmdEcho(c *cmd) int {
+	args := splitEchoFlags(append([]string{"echo"}, c.args...))[1:]
+	newline, esc := true, false
+	for len(args) > 0 && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E") {
+		switch args[0] {
+		case "-n":
+			newline = false
+		case "-e":
+			esc = true
+		case "-E":
+			esc = false
+		}
+		args = args[1:]
+	}
+	out := strings.Join(args, " ")
+	if esc {
+		out = string(trSet(out))
+	}
+	if newline {
+		out += "\n"
+	}
+	io.WriteString(c.out, out)
+	return 0
 }
