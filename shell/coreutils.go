@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
@@ -1061,7 +1062,7 @@ func cmdDd(c *cmd) int {
 		case "/dev/zero":
 			in = zeroFile{}
 		case "/dev/urandom", "/dev/random":
-			in = &detRandom{}
+			in = c.m.urandom()
 		case "/dev/null":
 			in = nullFile{}
 		default:
@@ -1145,11 +1146,27 @@ func cmdDd(c *cmd) int {
 	return 0
 }
 
-// detRandom is the machine's /dev/urandom: a fixed stream (xorshift), so
-// that a script's output does not change from run to run.
-type detRandom struct{ s uint64 }
+// detRandom is the machine's /dev/urandom: one xorshift stream per
+// machine, started from the seed, so that a script's output does not
+// change from run to run.
+type detRandom struct {
+	mu sync.Mutex
+	s  uint64
+}
+
+// urandom returns the machine's /dev/urandom stream.
+func (m *Machine) urandom() *detRandom {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rnd == nil {
+		m.rnd = &detRandom{s: m.seed*0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D}
+	}
+	return m.rnd
+}
 
 func (r *detRandom) Read(b []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.s == 0 {
 		r.s = 0x9E3779B97F4A7C15
 	}

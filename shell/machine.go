@@ -65,6 +65,8 @@ type Machine struct {
 	// tracing is `trace on`; evBase is the counters at `events reset`.
 	tracing bool
 	evSnap  any
+	// rnd is /dev/urandom's stream.
+	rnd *detRandom
 	// session is the session keyring of keyctl.
 	session *keyring
 	// used records that a filesystem was made or mounted: `patches` can
@@ -103,6 +105,7 @@ func (m *Machine) boot() error {
 	m.procs = map[uint32]*vfs.Proc{0: p}
 	m.fds = map[int]int{}
 	m.session = newKeyring()
+	m.rnd = nil
 	m.evSnap = t.Ev.Clone()
 	for _, d := range []string{"/mnt", "/mnt/scratch", "/mnt/test", "/tmp", "/proc", "/proc/sys", "/proc/sys/vm", "/sys", "/dev", "/etc", "/root", "/home"} {
 		if err := p.Mkdir(t, d, 0o755); err != nil {

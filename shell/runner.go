@@ -160,6 +160,8 @@ func (s *Shell) openSpecial(hc interp.HandlerContext, p string, flag int) (io.Re
 		return nullFile{}, true, nil
 	case "/dev/zero":
 		return zeroFile{}, true, nil
+	case "/dev/urandom", "/dev/random":
+		return readerFile{s.m.urandom()}, true, nil
 	case "/dev/stdout":
 		return writerFile{hc.Stdout}, true, nil
 	case "/dev/stderr":
@@ -425,7 +427,7 @@ func (s *Shell) statHandler(ctx context.Context, name string, follow bool) (fs.F
 
 // stat is stat(2) or lstat(2) of p, with the machine's special files.
 func (m *Machine) stat(w io.Writer, uid uint32, comm, p string, follow bool) (vfs.Stat, error) {
-	if p == "/dev/null" || p == "/dev/zero" || p == "/dev/stdout" || p == "/dev/stderr" || p == "/dev/stdin" {
+	if p == "/dev/null" || p == "/dev/zero" || p == "/dev/urandom" || p == "/dev/random" || p == "/dev/stdout" || p == "/dev/stderr" || p == "/dev/stdin" {
 		return vfs.Stat{Mode: vfs.S_IFCHR | 0o666, Nlink: 1, Ino: 1}, nil
 	}
 	if _, ok := m.devs[p]; ok {

@@ -57,6 +57,17 @@ func TestShellBehaviour(t *testing.T) {
 	}
 }
 
+// TestSeededURandom: /dev/urandom is one stream per machine from the seed.
+func TestSeededURandom(t *testing.T) {
+	const script = `head -c 8 /dev/urandom | od -An -tx1; dd if=/dev/urandom bs=4 count=1 status=none | od -An -tx1`
+	a, _ := runScript(t, "", "--seed", "1", "-c", script)
+	b, _ := runScript(t, "", "--seed", "1", "-c", script)
+	c, _ := runScript(t, "", "--seed", "2", "-c", script)
+	if a != b || a == c || len(a) < 30 {
+		t.Fatalf("seed 1: %q, again: %q, seed 2: %q", a, b, c)
+	}
+}
+
 func TestSyntaxErrorFileLine(t *testing.T) {
 	dir := t.TempDir()
 	p := dir + "/bad.sh"
