@@ -3,6 +3,7 @@ module github.com/vfslab/vfslab
 go 1.26.0
 
 require (
+	github.com/chzyer/readline v1.5.1
 	github.com/dchest/siphash v1.2.3
 	github.com/google/go-cmp v0.7.0
 	github.com/schollz/progressbar/v3 v3.19.1
@@ -16,6 +17,7 @@ require (
 	golang.org/x/tools v0.52.0
 	gonum.org/v1/plot v0.17.0
 	lukechampine.com/adiantum v1.1.1
+	mvdan.cc/sh/v3 v3.14.1
 	pgregory.net/rapid v1.3.0
 )
 

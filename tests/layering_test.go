@@ -28,7 +28,7 @@ var layers = [][]string{
 	{"vfs"},
 	{"hooks"},
 	{"ext4", "f2fs", "memfs", "internal/fstestutil"},
-	{"sim", "teach", "tests", "tests/conformance"},
+	{"sim", "teach", "shell", "tests", "tests/conformance"},
 	{"quiz", "draw"},
 	{"cmd/vfslab"},
 }

@@ -1,0 +1,654 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
+)
+
+// cmd is one command's invocation: its arguments, streams, directory and
+// the uid of the process it runs as.
+type cmd struct {
+	s    *Shell
+	m    *Machine
+	ctx  context.Context
+	dir  string
+	uid  uint32
+	name string
+	args []string
+	in   io.Reader
+	out  io.Writer
+	errw io.Writer
+	env  expand.Environ
+}
+
+// commands are the programs the machine has.
+var commands map[string]func(c *cmd) int
+
+func init() {
+	commands = map[string]func(c *cmd) int{
+		"__vfslab_which": cmdWhich,
+		"__vfslab_fd":    cmdFd,
+		"su":             cmdSu,
+		"sh":             cmdSh,
+		"bash":           cmdSh,
+		"xargs":          cmdXargs,
+		"chmod":          cmdChmod,
+		"chown":          cmdChown,
+		"id":             cmdID,
+		"whoami":         cmdWhoami,
+		"sleep":          func(*cmd) int { return 0 },
+		"sync":           cmdSync,
+		"date":           func(c *cmd) int { fmt.Fprintln(c.out, fixedClock.Format("Mon Jan _2 15:04:05 MST 2006")); return 0 },
+		"dmesg":          cmdDmesg,
+		"uname":          cmdUname,
+		"basename":       cmdBasename,
+		"dirname":        cmdDirname,
+		"env":            cmdEnv,
+	}
+	for name, fn := range coreutils {
+		commands[name] = fn
+	}
+	for name, fn := range toolCommands {
+		commands[name] = fn
+	}
+}
+
+// abs makes a path argument absolute.
+func (c *cmd) abs(p string) string { return abs(c.dir, p) }
+
+// errf prints "NAME: message" on standard error.
+func (c *cmd) errf(format string, args ...any) {
+	fmt.Fprintf(c.errw, c.name+": "+format+"\n", args...)
+}
+
+// sys runs one syscall as the command's process.
+func (c *cmd) sys(desc string, fn func(t *kernel.Task, p *vfs.Proc) (int64, error)) (int64, error) {
+	c.m.mu.Lock()
+	p := c.m.proc(c.uid)
+	c.m.mu.Unlock()
+	return c.m.call(c.errw, c.name, desc, func(t *kernel.Task) (int64, error) { return fn(t, p) })
+}
+
+// open opens p as the command's process.
+func (c *cmd) open(p string, flags int, mode uint32) (*vfsFile, error) {
+	return c.m.openFile(c.errw, c.uid, c.name, c.abs(p), flags, mode)
+}
+
+// stat is stat(2) (follow) or lstat(2).
+func (c *cmd) stat(p string, follow bool) (vfs.Stat, error) {
+	return c.m.stat(c.errw, c.uid, c.name, c.abs(p), follow)
+}
+
+// readAll reads a whole file ("-": standard input).
+func (c *cmd) readAll(p string) ([]byte, error) {
+	if p == "-" {
+		return io.ReadAll(c.in)
+	}
+	switch c.abs(p) {
+	case "/dev/null":
+		return nil, nil
+	case "/proc/mounts", "/proc/self/mounts":
+		c.m.mu.Lock()
+		defer c.m.mu.Unlock()
+		return []byte(c.m.procMounts()), nil
+	case dropCachesPath:
+		return []byte("0\n"), nil
+	}
+	f, err := c.open(p, vfs.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// writeFile writes data to p, created or truncated.
+func (c *cmd) writeFile(p string, data []byte, flags int) error {
+	if c.abs(p) == dropCachesPath {
+		f := &dropCachesFile{m: c.m, w: c.errw}
+		_, err := f.Write(data)
+		return err
+	}
+	if c.abs(p) == "/dev/null" {
+		return nil
+	}
+	f, err := c.open(p, flags, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readlink is readlink(2).
+func (c *cmd) readlink(p string) (string, error) {
+	buf := make([]byte, vfs.PATH_MAX)
+	n, err := c.sys(fmt.Sprintf("readlink(%q)", c.abs(p)), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
+		n, err := pr.Readlink(t, c.abs(p), buf)
+		return int64(n), err
+	})
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// flags parses single-letter options from the front of the arguments
+// (getopt without long options): known are the letters that take no
+// value, withArg those that do. It stops at "--" or the first operand. An
+// unknown option prints "invalid option" and the usage line.
+func (c *cmd) flags(known, withArg string, usage string) (map[byte]string, []string, bool) {
+	opts := map[byte]string{}
+	args := c.args
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9' && strings.IndexByte(withArg+known, a[1]) < 0) {
+			rest = append(rest, a)
+			continue
+		}
+		if strings.HasPrefix(a, "--") {
+			c.errf("unrecognized option '%s'", a)
+			c.usage(usage)
+			return nil, nil, false
+		}
+		for j := 1; j < len(a); j++ {
+			ch := a[j]
+			switch {
+			case strings.IndexByte(known, ch) >= 0:
+				opts[ch] = opts[ch] + "1"
+			case strings.IndexByte(withArg, ch) >= 0:
+				v := a[j+1:]
+				if v == "" {
+					if i+1 >= len(args) {
+						c.errf("option requires an argument -- '%c'", ch)
+						c.usage(usage)
+						return nil, nil, false
+					}
+					i++
+					v = args[i]
+				}
+				opts[ch] = v
+				j = len(a)
+			default:
+				c.errf("invalid option -- '%c'", ch)
+				c.usage(usage)
+				return nil, nil, false
+			}
+		}
+	}
+	return opts, rest, true
+}
+
+// usage prints a tool's usage line to standard error.
+func (c *cmd) usage(u string) {
+	if u == "" {
+		return
+	}
+	fmt.Fprintf(c.errw, "Usage: %s %s\n", c.name, u)
+	fmt.Fprintf(c.errw, "Try '%s --help' for more information.\n", c.name)
+}
+
+// cmdWhich is `command -v`, `type` and `which` over the machine's commands
+// and the script's functions.
+func cmdWhich(c *cmd) int {
+	if len(c.args) == 0 {
+		return 1
+	}
+	mode, names := c.args[0], c.args[1:]
+	st := 0
+	for _, n := range names {
+		if mode == "-v" && isShellBuiltin(n) {
+			fmt.Fprintln(c.out, n)
+			continue
+		}
+		if (mode == "-type" || mode == "-V") && isShellBuiltin(n) {
+			fmt.Fprintf(c.out, "%s is a shell builtin\n", n)
+			continue
+		}
+		_, ok := commands[n]
+		if ok && !strings.HasPrefix(n, "__") {
+			switch mode {
+			case "-type", "-V":
+				fmt.Fprintf(c.out, "%s is /usr/bin/%s\n", n, n)
+			default:
+				fmt.Fprintf(c.out, "/usr/bin/%s\n", n)
+			}
+			continue
+		}
+		if mode == "-v" && isShellBuiltin(n) {
+			fmt.Fprintln(c.out, n)
+			continue
+		}
+		if mode == "-type" {
+			fmt.Fprintf(c.errw, "type: %s: not found\n", n)
+		}
+		st = 1
+	}
+	return st
+}
+
+func isShellBuiltin(n string) bool {
+	switch n {
+	case "echo", "printf", "cd", "pwd", "test", "[", "true", "false", "read", "set", "shift", "exit", "export", "local", "eval", "exec", "trap", "wait", "getopts", "source", ".":
+		return true
+	}
+	return false
+}
+
+// cmdFd is what `exec N<file`, `exec N>file` and `exec N<&-` run: the
+// shell's process opens or closes its descriptor N.
+func cmdFd(c *cmd) int {
+	for i := 0; i+2 < len(c.args); i += 3 {
+		n, _ := strconv.Atoi(c.args[i])
+		op, word := c.args[i+1], c.args[i+2]
+		c.m.mu.Lock()
+		old, had := c.m.fds[n]
+		c.m.mu.Unlock()
+		if had {
+			c.sys(fmt.Sprintf("close(%d)", old), func(t *kernel.Task, p *vfs.Proc) (int64, error) { return 0, p.Close(t, old) })
+			c.m.mu.Lock()
+			delete(c.m.fds, n)
+			c.m.mu.Unlock()
+		}
+		var flags int
+		switch op {
+		case "<&", ">&":
+			if word == "-" {
+				continue
+			}
+			fmt.Fprintf(c.errw, "sh: %s: duplicating descriptors above 2 is not supported\n", word)
+			return 1
+		case "<":
+			flags = vfs.O_RDONLY
+		case ">", ">|":
+			flags = vfs.O_WRONLY | vfs.O_CREAT | vfs.O_TRUNC
+		case ">>":
+			flags = vfs.O_WRONLY | vfs.O_CREAT | vfs.O_APPEND
+		case "<>":
+			flags = vfs.O_RDWR | vfs.O_CREAT
+		default:
+			fmt.Fprintf(c.errw, "sh: unsupported redirection %s on descriptor %d\n", op, n)
+			return 1
+		}
+		f, err := c.m.openFile(c.errw, 0, "sh", c.abs(word), flags, 0o644)
+		if err != nil {
+			fmt.Fprintf(c.errw, "sh: %s: %s\n", word, strerror(err))
+			return 1
+		}
+		c.m.mu.Lock()
+		c.m.fds[n] = f.fd
+		c.m.mu.Unlock()
+	}
+	return 0
+}
+
+// cmdSu is `su USER -c COMMAND`: the command runs in a shell whose
+// process has USER's credentials (su(1) without a login environment).
+func cmdSu(c *cmd) int {
+	var user, command string
+	var rest []string
+	for i := 0; i < len(c.args); i++ {
+		switch a := c.args[i]; {
+		case a == "-c" && i+1 < len(c.args):
+			command = c.args[i+1]
+			i++
+		case a == "-s" && i+1 < len(c.args):
+			i++
+		case a == "-" || a == "-l" || a == "-m" || a == "-p":
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if len(rest) > 0 {
+		user = rest[0]
+	} else {
+		user = "root"
+	}
+	uid, ok := users[user]
+	if !ok {
+		if n, err := strconv.ParseUint(user, 10, 32); err == nil {
+			uid = uint32(n)
+		} else {
+			fmt.Fprintf(c.errw, "su: user %s does not exist or the user entry does not contain all the required fields\n", user)
+			return 1
+		}
+	}
+	var src io.Reader = strings.NewReader(command)
+	if command == "" {
+		src = c.in
+	}
+	f, err := syntax.NewParser().Parse(src, "su")
+	if err != nil {
+		fmt.Fprintln(c.errw, err)
+		return 2
+	}
+	if err := rewrite(f); err != nil {
+		fmt.Fprintln(c.errw, err)
+		return 2
+	}
+	r, err := c.s.newRunner(c.in, c.out, c.errw, false)
+	if err != nil {
+		fmt.Fprintln(c.errw, "su:", err)
+		return 1
+	}
+	r.Dir = c.dir
+	if c.s.prelude != nil {
+		r.Run(context.WithValue(c.ctx, uidKey{}, uid), c.s.prelude)
+	}
+	return exitCode(r.Run(context.WithValue(c.ctx, uidKey{}, uid), f), c.errw)
+}
+
+// cmdSh is `sh -c COMMAND [NAME [ARGS...]]` and `sh` reading commands
+// from standard input: a child shell of the same user on the machine.
+func cmdSh(c *cmd) int {
+	var src io.Reader = c.in
+	var params []string
+	name := c.name
+	args := c.args
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-c" {
+		args = args[1:]
+	}
+	in := c.in
+	if len(args) > 0 && args[0] == "-c" {
+		if len(args) < 2 {
+			fmt.Fprintf(c.errw, "%s: -c: option requires an argument\n", c.name)
+			return 2
+		}
+		src = strings.NewReader(args[1])
+		if len(args) > 2 {
+			name, params = args[2], args[3:]
+		}
+	} else if len(args) > 0 {
+		data, err := c.readAll(args[0])
+		if err != nil {
+			fmt.Fprintf(c.errw, "%s: %s: %s\n", c.name, args[0], strerror(err))
+			return 127
+		}
+		src, name, params = strings.NewReader(string(data)), args[0], args[1:]
+	} else {
+		in = strings.NewReader("")
+	}
+	f, err := syntax.NewParser().Parse(src, name)
+	if err != nil {
+		fmt.Fprintln(c.errw, err)
+		return 2
+	}
+	if err := rewrite(f); err != nil {
+		fmt.Fprintln(c.errw, err)
+		return 2
+	}
+	r, err := c.s.newRunner(in, c.out, c.errw, false, params...)
+	if err != nil {
+		fmt.Fprintln(c.errw, c.name+":", err)
+		return 1
+	}
+	r.Dir = c.dir
+	ctx := context.WithValue(c.ctx, uidKey{}, c.uid)
+	if c.s.prelude != nil {
+		r.Run(ctx, c.s.prelude)
+	}
+	return exitCode(r.Run(ctx, f), c.errw)
+}
+
+// cmdXargs is xargs [-n N] [-I REPL] CMD...: the machine's command with
+// the words of standard input appended (or substituted for REPL).
+func cmdXargs(c *cmd) int {
+	n, repl := 0, ""
+	args := c.args
+	for len(args) > 1 && strings.HasPrefix(args[0], "-") {
+		switch {
+		case args[0] == "-n":
+			n, _ = strconv.Atoi(args[1])
+			args = args[2:]
+		case args[0] == "-I":
+			repl = args[1]
+			args = args[2:]
+		case args[0] == "-0" || args[0] == "-r":
+			args = args[1:]
+		default:
+			fmt.Fprintf(c.errw, "xargs: invalid option -- '%s'\n", strings.TrimPrefix(args[0], "-"))
+			return 1
+		}
+	}
+	if len(args) == 0 {
+		args = []string{"echo"}
+	}
+	data, _ := io.ReadAll(c.in)
+	var words []string
+	if repl != "" {
+		words = splitLines(data)
+		n = 1
+	} else {
+		words = strings.Fields(string(data))
+	}
+	if n <= 0 {
+		n = len(words)
+	}
+	st := 0
+	for i := 0; i < len(words) || (i == 0 && len(words) == 0 && repl == ""); i += max(n, 1) {
+		var argv []string
+		batch := words[i:min(i+n, len(words))]
+		if repl != "" {
+			for _, a := range args {
+				argv = append(argv, strings.ReplaceAll(a, repl, batch[0]))
+			}
+		} else {
+			argv = append(append(argv, args...), batch...)
+		}
+		fn, ok := commands[argv[0]]
+		if !ok {
+			fmt.Fprintf(c.errw, "xargs: %s: No such file or directory\n", argv[0])
+			return 127
+		}
+		sub := *c
+		sub.name, sub.args, sub.in = argv[0], argv[1:], strings.NewReader("")
+		if r := fn(&sub); r != 0 {
+			st = 123
+		}
+		if len(words) == 0 {
+			break
+		}
+	}
+	return st
+}
+
+// cmdChmod is chmod(1) as far as the model goes: it checks the mode and
+// that each file exists. The model's filesystems have no permission checks
+// and keep the mode a file was created with (their ->setattr handles only
+// ATTR_SIZE), so the mode is not changed.
+func cmdChmod(c *cmd) int {
+	var args []string
+	for _, a := range c.args {
+		if a != "-R" && a != "-f" && a != "-v" {
+			args = append(args, a)
+		}
+	}
+	if len(args) < 2 {
+		c.errf("missing operand")
+		fmt.Fprintf(c.errw, "Try 'chmod --help' for more information.\n")
+		return 1
+	}
+	mode := args[0]
+	if strings.Trim(mode, "01234567") != "" && strings.Trim(mode, "ugoa+-=rwxXst,") != "" {
+		c.errf("invalid mode: '%s'", mode)
+		fmt.Fprintf(c.errw, "Try 'chmod --help' for more information.\n")
+		return 1
+	}
+	st := 0
+	for _, a := range args[1:] {
+		if _, err := c.stat(a, true); err != nil {
+			c.errf("cannot access '%s': %s", a, strerror(err))
+			st = 1
+		}
+	}
+	return st
+}
+
+// cmdChown is chown(1) for the owner (OWNER[:GROUP]; groups are not
+// modelled): chown(2), or lchown(2) with -h.
+func cmdChown(c *cmd) int {
+	opts, args, ok := c.flags("hRfv", "", "[OPTION]... [OWNER][:[GROUP]] FILE...")
+	if !ok {
+		return 1
+	}
+	if len(args) < 2 {
+		c.errf("missing operand")
+		fmt.Fprintf(c.errw, "Try 'chown --help' for more information.\n")
+		return 1
+	}
+	owner, _, _ := strings.Cut(args[0], ":")
+	uid, known := users[owner]
+	if !known {
+		n, err := strconv.ParseUint(owner, 10, 32)
+		if err != nil {
+			c.errf("invalid user: '%s'", args[0])
+			return 1
+		}
+		uid = uint32(n)
+	}
+	st := 0
+	for _, a := range args[1:] {
+		p := c.abs(a)
+		_, err := c.sys(fmt.Sprintf("fchownat(%q, %d)", p, uid), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
+			return 0, pr.Chown(t, p, uid, opts['h'] == "")
+		})
+		if err != nil {
+			c.errf("changing ownership of '%s': %s", a, strerror(err))
+			st = 1
+		}
+	}
+	return st
+}
+
+func userName(uid uint32) string {
+	for n, u := range users {
+		if u == uid {
+			return n
+		}
+	}
+	return strconv.Itoa(int(uid))
+}
+
+func cmdID(c *cmd) int {
+	opts, _, ok := c.flags("ugnr", "", "[OPTION]... [USER]")
+	if !ok {
+		return 1
+	}
+	switch {
+	case opts['u'] != "" && opts['n'] != "":
+		fmt.Fprintln(c.out, userName(c.uid))
+	case opts['u'] != "", opts['g'] != "":
+		fmt.Fprintln(c.out, c.uid)
+	default:
+		fmt.Fprintf(c.out, "uid=%d(%s) gid=%d(%s) groups=%d(%s)\n", c.uid, userName(c.uid), c.uid, userName(c.uid), c.uid, userName(c.uid))
+	}
+	return 0
+}
+
+func cmdWhoami(c *cmd) int { fmt.Fprintln(c.out, userName(c.uid)); return 0 }
+
+// cmdSync is sync(1): the model writes pages back as soon as they change,
+// so there is nothing to flush.
+func cmdSync(c *cmd) int { return 0 }
+
+// cmdDmesg prints the kernel log; -c clears it.
+func cmdDmesg(c *cmd) int {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	for _, l := range c.m.k.Log.Lines() {
+		fmt.Fprintln(c.out, l)
+	}
+	if len(c.args) > 0 && (c.args[0] == "-c" || c.args[0] == "-C") {
+		c.m.k.Log = &kernel.Log{}
+	}
+	return 0
+}
+
+func cmdUname(c *cmd) int {
+	if len(c.args) > 0 && c.args[0] == "-r" {
+		fmt.Fprintln(c.out, "6.12.0-vfslab")
+		return 0
+	}
+	if len(c.args) > 0 && c.args[0] == "-a" {
+		fmt.Fprintln(c.out, "Linux vfslab 6.12.0-vfslab #1 SMP x86_64 GNU/Linux")
+		return 0
+	}
+	fmt.Fprintln(c.out, "Linux")
+	return 0
+}
+
+func cmdBasename(c *cmd) int {
+	if len(c.args) == 0 {
+		c.errf("missing operand")
+		return 1
+	}
+	b := c.args[0]
+	for len(b) > 1 && strings.HasSuffix(b, "/") {
+		b = b[:len(b)-1]
+	}
+	if i := strings.LastIndexByte(b, '/'); i >= 0 && len(b) > 1 {
+		b = b[i+1:]
+	}
+	if len(c.args) > 1 {
+		b = strings.TrimSuffix(b, c.args[1])
+	}
+	fmt.Fprintln(c.out, b)
+	return 0
+}
+
+func cmdDirname(c *cmd) int {
+	if len(c.args) == 0 {
+		c.errf("missing operand")
+		return 1
+	}
+	d := strings.TrimRight(c.args[0], "/")
+	i := strings.LastIndexByte(d, '/')
+	switch {
+	case c.args[0] != "" && d == "":
+		d = "/"
+	case i < 0:
+		d = "."
+	case i == 0:
+		d = "/"
+	default:
+		d = strings.TrimRight(d[:i], "/")
+		if d == "" {
+			d = "/"
+		}
+	}
+	fmt.Fprintln(c.out, d)
+	return 0
+}
+
+func cmdEnv(c *cmd) int {
+	var lines []string
+	c.env.Each(func(name string, vr expand.Variable) bool {
+		if vr.Exported {
+			lines = append(lines, name+"="+vr.String())
+		}
+		return true
+	})
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(c.out, l)
+	}
+	return 0
+}

@@ -1,0 +1,60 @@
+// Package shell is `vfslab sh`: a POSIX shell (mvdan.cc/sh/v3's parser and
+// interpreter) whose commands run on one simulated machine: coreutils,
+// xfs_io's fscrypt commands, fscryptctl, keyctl, mkfs, mount and su, with
+// the real tools' options, messages and exit statuses, an xfstests-style
+// prelude, and vfslab's own trace, events, dump and patches. Main is the
+// entry point (`vfslab sh [--seed N] [--patches SET] [SCRIPT | -c CMDS]`).
+//
+// # The machine
+//
+// Machine boots a kernel with the patch set (kernel.NewWith), a memfs root
+// holding /mnt/scratch, /mnt/test, /tmp, /proc, /sys and /dev, and four
+// scratch block devices /dev/vdb../dev/vde that mkfs.ext4 and mkfs.f2fs
+// format (the types' own Mkfs with the real tools' -O, -E, -N, -C options).
+// mount without -t finds the type on the device, as blkid does; options
+// mount(8) turns into MS_* flags are recorded in /proc/mounts, the rest go
+// to the filesystem. umount goes through vfs.System.Umount (the keyring is
+// destroyed, unused dentries and inodes evicted) and a later mount of the
+// device attaches the same superblock again (vfs.System.MountSuper): the
+// model's disk filesystems keep their inodes in memory, so the detached
+// superblock stands for what the device holds. /proc/sys/vm/drop_caches is
+// vfs.System.DropCaches. Users are root, fsgqa (1000) and fsgqa2 (1001);
+// `su USER -c CMD` runs CMD in a process with that user's kernel.Cred.
+//
+// Every syscall a command makes takes the machine's lock, runs on the
+// machine's one task with the task named after the command (as printk
+// shows it) and, under `trace on`, prints its function_graph and result on
+// standard error. One script and one seed give the same bytes: the clock
+// is fixed, inode numbers come from the filesystems' counters, and the
+// kernel's random source is seeded with --seed once the kernel has one
+// (Kernel.Seed; until then fscrypt's nonces come from crypto/rand, so
+// no-key names differ from run to run and the examples filter them).
+//
+// # The interpreter
+//
+// The runner's open, stat, readdir and access handlers go to the machine,
+// its directory is set without the host's stat, and its $TMPDIR names a
+// directory the host cannot create files in (the interpreter opens FIFOs
+// there with os.OpenFile); process substitution is refused before a script
+// runs. Where mvdan's interpreter falls short of what xfstests-style
+// scripts need, the parsed syntax tree is rewritten before it runs (no
+// patched copy of the interpreter): `exec N<file`, `exec N>file` and
+// `exec N<&-` for N above 2 become the machine's __vfslab_fd command, and
+// `cmd >&N` / `cmd <&N` redirections of /dev/fd/N, which the open handler
+// gives the shell's descriptor. The call handler splits combined echo
+// options (`echo -ne`), answers `command -v`, `type` and `which` from the
+// machine's commands, and makes sourcing xfstests' common/* files a no-op.
+// A command that panics is reported and returns status 1; the shell goes
+// on.
+//
+// # What is not modelled
+//
+// Permissions beyond the key ioctls' checks (chmod only checks its
+// arguments; new inodes are owned by root whoever creates them, as the
+// model's filesystems do not call inode_init_owner), read-only mounts (ro
+// is recorded, not enforced), timestamps and atime updates, device sizes
+// (ENOSPC), v1 keys in process keyrings (keyctl keeps a session keyring,
+// but the model's fscrypt does not search it: find_and_lock_process_key),
+// fscrypt-provisioning keys, and a full awk (the command proxy does not
+// serve benhoyt/goawk; the subset xfstests' filters use is built in).
+package shell

@@ -1,0 +1,229 @@
+package shell
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/memfs"
+	"github.com/vfslab/vfslab/patch"
+	"github.com/vfslab/vfslab/vfs"
+
+	// The disk filesystems register themselves with vfs (register_filesystem).
+	_ "github.com/vfslab/vfslab/ext4"
+	_ "github.com/vfslab/vfslab/f2fs"
+)
+
+// The scratch devices of the machine, as xfstests' local.config names them
+// on a VM with virtio disks.
+var scratchDevs = []string{"/dev/vdb", "/dev/vdc", "/dev/vdd", "/dev/vde"}
+
+// users are the accounts of /etc/passwd: root and xfstests' qa users.
+var users = map[string]uint32{"root": 0, "fsgqa": 1000, "fsgqa2": 1001, "123456-fsgqa": 123456}
+
+// device is one scratch block device and what its filesystem left on it.
+type device struct {
+	name string
+	bdev *vfs.BlockDevice
+	// sb is the superblock a umount detached: the filesystem's contents,
+	// attached again by the next mount (nil: never mounted since mkfs).
+	sb *vfs.SuperBlock
+}
+
+// mountRec is one line of /proc/mounts.
+type mountRec struct {
+	source, dir, fstype, opts string
+	dev                       *device
+	m                         *vfs.Mount
+}
+
+// Machine is the one simulated machine a shell session runs on: a kernel
+// with its patch set, a memfs root holding /mnt, /tmp, /proc, /sys and /dev,
+// four scratch block devices, and the shell's processes. Every syscall the
+// shell's commands make takes mu, so that the machine runs one syscall at
+// a time on one task and a script gives the same output every run.
+type Machine struct {
+	mu      sync.Mutex
+	k       *kernel.Kernel
+	t       *kernel.Task
+	sys     *vfs.System
+	root    *vfs.Proc
+	patches patch.Set
+	seed    uint64
+	devs    map[string]*device
+	mounts  []*mountRec
+	procs   map[uint32]*vfs.Proc
+	// fds are the shell's descriptors above 2 (exec 3<file): the shell's
+	// number -> the root process's descriptor.
+	fds map[int]int
+	// tracing is `trace on`; evBase is the counters at `events reset`.
+	tracing bool
+	evSnap  any
+	// rnd is /dev/urandom's stream.
+	rnd *detRandom
+	// session is the session keyring of keyctl.
+	session *keyring
+	// used records that a filesystem was made or mounted: `patches` can
+	// no longer change the kernel.
+	used bool
+}
+
+// seeder is the seeded random source the kernel gets (Kernel.Seed,
+// kernel/random.go); until the kernel has one, the seed is only recorded.
+type seeder interface{ Seed(uint64) }
+
+// NewMachine boots a machine whose kernel runs the patch set set, with its
+// random source seeded with seed.
+func NewMachine(set patch.Set, seed uint64) (*Machine, error) {
+	m := &Machine{patches: set, seed: seed}
+	if err := m.boot(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Machine) boot() error {
+	k := kernel.NewWith(kernel.Config{Patches: m.patches})
+	if s, ok := any(k).(seeder); ok {
+		s.Seed(m.seed)
+	}
+	t := k.NewTask("init")
+	t.EnableCounting()
+	sys, p, err := memfs.Boot(t, vfs.Config{}, nil)
+	if err != nil {
+		return err
+	}
+	m.k, m.t, m.sys, m.root = k, t, sys, p
+	m.devs = map[string]*device{}
+	m.mounts = []*mountRec{{source: "rootfs", dir: "/", fstype: "memfs", opts: "rw"}}
+	m.procs = map[uint32]*vfs.Proc{0: p}
+	m.fds = map[int]int{}
+	m.session = newKeyring()
+	m.rnd = nil
+	m.evSnap = t.Ev.Clone()
+	for _, d := range []string{"/mnt", "/mnt/scratch", "/mnt/test", "/tmp", "/proc", "/proc/sys", "/proc/sys/vm", "/sys", "/dev", "/etc", "/root", "/home"} {
+		if err := p.Mkdir(t, d, 0o755); err != nil {
+			return fmt.Errorf("mkdir %s: %w", d, err)
+		}
+	}
+	for _, name := range scratchDevs {
+		m.devs[name] = &device{name: name, bdev: vfs.NewBlockDevice()}
+	}
+	k.Log = &kernel.Log{}
+	return nil
+}
+
+// close ends the machine's processes.
+func (m *Machine) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range m.procs {
+		p.Exit(m.t)
+	}
+	m.t.Exit()
+}
+
+// proc returns the process that runs a user's commands (su USER), made on
+// first use with that user's credentials.
+func (m *Machine) proc(uid uint32) *vfs.Proc {
+	if p, ok := m.procs[uid]; ok {
+		return p
+	}
+	p := m.sys.NewProc(m.t, &kernel.Cred{UID: uid})
+	m.procs[uid] = p
+	return p
+}
+
+// call runs one syscall of command comm on the machine: under the machine
+// lock, with the task named after the command (as printk shows it), and
+// with the trace printed to w when `trace on` is in force.
+func (m *Machine) call(w io.Writer, comm, desc string, fn func(t *kernel.Task) (int64, error)) (int64, error) {
+	m.mu.Lock()
+	t := m.t
+	t.Comm = comm
+	var tr *kernel.Tracer
+	if m.tracing && desc != "" {
+		tr = &kernel.Tracer{}
+		t.Tracer = tr
+	}
+	n, err := fn(t)
+	t.Tracer = nil
+	m.mu.Unlock()
+	// The trace is written after the lock is dropped: w may be a pipe
+	// whose reader needs the machine.
+	if tr != nil && w != nil {
+		var b bytes.Buffer
+		tr.Print(&b, false)
+		fmt.Fprintf(&b, "%s = %s\n", desc, traceResult(n, err))
+		w.Write(b.Bytes())
+	}
+	return n, err
+}
+
+// traceResult is a syscall's return as vfslab trace prints it.
+func traceResult(n int64, err error) string {
+	if err != nil {
+		if e, ok := errno.Of(err); ok {
+			return "-1 " + errno.Name(e)
+		}
+		return "-1 (" + err.Error() + ")"
+	}
+	return fmt.Sprint(n)
+}
+
+// strerror is glibc's message for err ("Required key not available").
+func strerror(err error) string {
+	if e, ok := errno.Of(err); ok {
+		s := syscall.Errno(e).Error()
+		if s == "" {
+			return err.Error()
+		}
+		return strings.ToUpper(s[:1]) + s[1:]
+	}
+	return err.Error()
+}
+
+// procMounts renders /proc/mounts.
+func (m *Machine) procMounts() string {
+	var b strings.Builder
+	for _, r := range m.mounts {
+		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", r.source, r.dir, r.fstype, r.opts)
+	}
+	return b.String()
+}
+
+// mountAt returns the mount record on dir, or nil.
+func (m *Machine) mountAt(dir string) *mountRec {
+	for _, r := range m.mounts {
+		if r.dir == dir {
+			return r
+		}
+	}
+	return nil
+}
+
+// mountOf returns the mount record whose source is dev, or nil.
+func (m *Machine) mountOf(dev string) *mountRec {
+	for _, r := range m.mounts {
+		if r.source == dev {
+			return r
+		}
+	}
+	return nil
+}
+
+// deviceNames lists the scratch devices.
+func (m *Machine) deviceNames() []string {
+	var out []string
+	for n := range m.devs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,357 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
+)
+
+// cmdMkfs is mkfs.ext4 and mkfs.f2fs (and mkfs -t TYPE): the type's Mkfs
+// formats the scratch device with the real tools' options.
+func cmdMkfs(c *cmd) int {
+	fstype := strings.TrimPrefix(c.name, "mkfs.")
+	var args []string
+	var dev string
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
+		switch {
+		case c.name == "mkfs" && a == "-t" && i+1 < len(c.args):
+			fstype = c.args[i+1]
+			i++
+		case a == "-q" || a == "-F" || a == "-f" || a == "-v":
+		case a == "-O" || a == "-E" || a == "-N" || a == "-C" || a == "-b" || a == "-L" || a == "-I" || a == "-l":
+			if i+1 >= len(c.args) {
+				fmt.Fprintf(c.errw, "%s: option requires an argument -- '%s'\n", c.name, a[1:])
+				return 1
+			}
+			if a != "-b" && a != "-L" && a != "-I" && a != "-l" {
+				args = append(args, a, c.args[i+1])
+			}
+			i++
+		case strings.HasPrefix(a, "-"):
+			args = append(args, a)
+		case dev == "":
+			dev = a
+		}
+	}
+	if fstype == "mkfs" || fstype == "" {
+		fstype = "ext4"
+	}
+	if dev == "" {
+		fmt.Fprintf(c.errw, "Usage: mkfs.%s [-O feature[,...]] [-E extended-option[,...]] device [fs-size]\n", fstype)
+		return 1
+	}
+	fs, err := vfs.GetFsType(fstype)
+	if err != nil || fs.Mkfs == nil {
+		fmt.Fprintf(c.errw, "mkfs: failed to execute mkfs.%s: No such file or directory\n", fstype)
+		return 1
+	}
+	c.m.mu.Lock()
+	d, ok := c.m.devs[c.abs(dev)]
+	mounted := ok && c.m.mountOf(d.name) != nil
+	c.m.mu.Unlock()
+	if !ok {
+		fmt.Fprintf(c.errw, "The file %s does not exist and no size was specified.\n", dev)
+		return 1
+	}
+	if mounted {
+		fmt.Fprintf(c.errw, "%s is mounted; will not make a filesystem here!\n", d.name)
+		return 1
+	}
+	bdev := vfs.NewBlockDevice()
+	_, err = c.sys(fmt.Sprintf("mkfs.%s(%q)", fstype, d.name), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+		return 0, fs.Mkfs(t, bdev, args)
+	})
+	if err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "mkfs") {
+			msg = c.name + ": " + msg
+		}
+		fmt.Fprintln(c.errw, msg)
+		return 1
+	}
+	c.m.mu.Lock()
+	d.bdev, d.sb = bdev, nil
+	c.m.used = true
+	c.m.mu.Unlock()
+	return 0
+}
+
+// genericMountOpts are the options mount(8) turns into MS_* flags; the
+// rest go to the filesystem as its option string.
+var genericMountOpts = map[string]bool{
+	"ro": true, "rw": true, "noatime": true, "relatime": true, "strictatime": true, "lazytime": true,
+	"nodiratime": true, "atime": true, "defaults": true, "nosuid": true, "nodev": true, "noexec": true,
+	"suid": true, "dev": true, "exec": true, "sync": true, "async": true, "remount": true,
+}
+
+func mountFail(c *cmd, dir, dev string) int {
+	fmt.Fprintf(c.errw, "mount: %s: wrong fs type, bad option, bad superblock on %s, missing codepage or helper program, or other error.\n", dir, dev)
+	fmt.Fprintf(c.errw, "       dmesg(1) may have more information after failed mount system call.\n")
+	return 32
+}
+
+// cmdMount is mount(8): without -t the type is the one mkfs wrote on the
+// device (blkid).
+func cmdMount(c *cmd) int {
+	fstype, opts := "", ""
+	var rest []string
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
+		switch {
+		case (a == "-t" || a == "-o") && i+1 < len(c.args):
+			if a == "-t" {
+				fstype = c.args[i+1]
+			} else if opts == "" {
+				opts = c.args[i+1]
+			} else {
+				opts += "," + c.args[i+1]
+			}
+			i++
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if a != "-n" && a != "-v" {
+				fmt.Fprintf(c.errw, "mount: invalid option -- '%s'\n", strings.TrimPrefix(a, "-"))
+				fmt.Fprintf(c.errw, "Usage:\n mount [-lhV]\n mount -a [options]\n mount [options] [--source] <source> | [--target] <directory>\n mount [options] <source> <directory>\n")
+				return 1
+			}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	var generic, data []string
+	remount := false
+	for _, o := range strings.Split(opts, ",") {
+		switch {
+		case o == "":
+		case o == "remount":
+			remount = true
+		case genericMountOpts[o]:
+			generic = append(generic, o)
+		default:
+			data = append(data, o)
+		}
+	}
+	if len(rest) == 0 && !remount {
+		c.m.mu.Lock()
+		defer c.m.mu.Unlock()
+		for _, r := range c.m.mounts {
+			fmt.Fprintf(c.out, "%s on %s type %s (%s)\n", r.source, r.dir, r.fstype, r.opts)
+		}
+		return 0
+	}
+	if remount {
+		if len(rest) == 0 {
+			fmt.Fprintln(c.errw, "mount: no mount point specified.")
+			return 1
+		}
+		dir := c.abs(rest[len(rest)-1])
+		c.m.mu.Lock()
+		r := c.m.mountAt(dir)
+		if r == nil {
+			r = c.m.mountOf(dir)
+		}
+		c.m.mu.Unlock()
+		if r == nil {
+			fmt.Fprintf(c.errw, "mount: %s: mount point not mounted or bad option.\n", rest[len(rest)-1])
+			return 32
+		}
+		// MS_RDONLY and the other flags are recorded only: the model's VFS
+		// has no read-only mounts. The filesystem's own options go to its
+		// reconfigure.
+		var err error
+		if len(data) > 0 {
+			_, err = c.sys(fmt.Sprintf("mount(%q, MS_REMOUNT, %q)", r.dir, strings.Join(data, ",")), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+				return 0, c.m.sys.Remount(t, p, r.dir, strings.Join(data, ","))
+			})
+		}
+		if err != nil {
+			return mountFail(c, r.dir, r.source)
+		}
+		c.m.mu.Lock()
+		r.opts = mountOptsString(generic, data)
+		c.m.mu.Unlock()
+		return 0
+	}
+	if len(rest) != 2 {
+		fmt.Fprintf(c.errw, "mount: bad usage\nTry 'mount --help' for more information.\n")
+		return 1
+	}
+	devName, dir := c.abs(rest[0]), c.abs(rest[1])
+	c.m.mu.Lock()
+	d, isDev := c.m.devs[devName]
+	busy := c.m.mountOf(devName) != nil
+	c.m.mu.Unlock()
+	if !isDev {
+		fmt.Fprintf(c.errw, "mount: %s: special device %s does not exist.\n", rest[1], rest[0])
+		return 32
+	}
+	if busy {
+		fmt.Fprintf(c.errw, "mount: %s: %s already mounted or mount point busy.\n", rest[1], rest[0])
+		return 32
+	}
+	if fstype == "" {
+		fstype = d.bdev.Super().FsType
+		if fstype == "" {
+			return mountFail(c, rest[1], rest[0])
+		}
+	}
+	fs, err := vfs.GetFsType(fstype)
+	if err != nil {
+		fmt.Fprintf(c.errw, "mount: %s: unknown filesystem type '%s'.\n", rest[1], fstype)
+		return 32
+	}
+	var m *vfs.Mount
+	desc := fmt.Sprintf("mount(%q, %q, %q, %q)", devName, dir, fstype, strings.Join(data, ","))
+	if d.sb != nil && d.sb.Type == fs {
+		sb := d.sb
+		_, err = c.sys(desc, func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+			var err error
+			m, err = c.m.sys.MountSuper(t, p, sb, dir)
+			return 0, err
+		})
+	} else {
+		_, err = c.sys(desc, func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+			var err error
+			m, err = c.m.sys.Mount(t, p, fs, dir, vfs.MountOptions{Source: strings.TrimPrefix(devName, "/dev/"), Device: d.bdev, Data: strings.Join(data, ",")})
+			return 0, err
+		})
+	}
+	if err != nil {
+		if e, ok := errno.Of(err); ok {
+			switch e {
+			case errno.ENOENT:
+				fmt.Fprintf(c.errw, "mount: %s: mount point does not exist.\n", rest[1])
+				return 32
+			case errno.ENOTDIR:
+				fmt.Fprintf(c.errw, "mount: %s: mount point is not a directory.\n", rest[1])
+				return 32
+			case errno.EBUSY:
+				fmt.Fprintf(c.errw, "mount: %s: %s already mounted or mount point busy.\n", rest[1], rest[0])
+				return 32
+			}
+		}
+		return mountFail(c, rest[1], rest[0])
+	}
+	c.m.mu.Lock()
+	c.m.mounts = append(c.m.mounts, &mountRec{source: devName, dir: dir, fstype: fstype, opts: mountOptsString(generic, data), dev: d, m: m})
+	d.sb = nil
+	c.m.used = true
+	c.m.mu.Unlock()
+	return 0
+}
+
+func mountOptsString(generic, data []string) string {
+	out := []string{"rw"}
+	for _, g := range generic {
+		if g == "ro" {
+			out[0] = "ro"
+		} else if g != "rw" && g != "defaults" {
+			out = append(out, g)
+		}
+	}
+	if len(generic) == 0 || !contains(generic, "noatime") && !contains(generic, "strictatime") {
+		if !contains(out, "relatime") {
+			out = append(out, "relatime")
+		}
+	}
+	return strings.Join(append(out, data...), ",")
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// cmdUmount is umount(8) of a mountpoint or a device.
+func cmdUmount(c *cmd) int {
+	var rest []string
+	for _, a := range c.args {
+		if !strings.HasPrefix(a, "-") {
+			rest = append(rest, a)
+		}
+	}
+	if len(rest) == 0 {
+		fmt.Fprintln(c.errw, "umount: bad usage\nTry 'umount --help' for more information.")
+		return 1
+	}
+	st := 0
+	for _, a := range rest {
+		p := c.abs(a)
+		c.m.mu.Lock()
+		r := c.m.mountAt(p)
+		if r == nil {
+			r = c.m.mountOf(p)
+		}
+		c.m.mu.Unlock()
+		if r == nil || r.dev == nil {
+			fmt.Fprintf(c.errw, "umount: %s: not mounted.\n", a)
+			st = 32
+			continue
+		}
+		// The shell's working directory is only the interpreter's (cd does
+		// not chdir a process), so a shell inside the mount keeps it busy
+		// here, as its cwd reference would in the kernel.
+		if c.dir == r.dir || strings.HasPrefix(c.dir, r.dir+"/") {
+			fmt.Fprintf(c.errw, "umount: %s: target is busy.\n", a)
+			st = 32
+			continue
+		}
+		var sb *vfs.SuperBlock
+		_, err := c.sys(fmt.Sprintf("umount2(%q, 0)", r.dir), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
+			var err error
+			sb, err = c.m.sys.Umount(t, pr, r.dir)
+			return 0, err
+		})
+		if err != nil {
+			if e, ok := errno.Of(err); ok && e == errno.EBUSY {
+				fmt.Fprintf(c.errw, "umount: %s: target is busy.\n", a)
+			} else {
+				fmt.Fprintf(c.errw, "umount: %s: %s.\n", a, strerror(err))
+			}
+			st = 32
+			continue
+		}
+		c.m.mu.Lock()
+		r.dev.sb = sb
+		for i, x := range c.m.mounts {
+			if x == r {
+				c.m.mounts = append(c.m.mounts[:i], c.m.mounts[i+1:]...)
+				break
+			}
+		}
+		c.m.mu.Unlock()
+	}
+	return st
+}
+
+// cmdBlkid prints the type mkfs wrote on each device.
+func cmdBlkid(c *cmd) int {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	names := c.m.deviceNames()
+	if len(c.args) > 0 {
+		names = nil
+		for _, a := range c.args {
+			if !strings.HasPrefix(a, "-") {
+				names = append(names, c.abs(a))
+			}
+		}
+	}
+	st := 2
+	for _, n := range names {
+		d, ok := c.m.devs[n]
+		if !ok || d.bdev.Super().FsType == "" {
+			continue
+		}
+		fmt.Fprintf(c.out, "%s: TYPE=\"%s\"\n", n, d.bdev.Super().FsType)
+		st = 0
+	}
+	return st
+}

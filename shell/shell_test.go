@@ -1,0 +1,117 @@
+package shell
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestShellBehaviour(t *testing.T) {
+	commands["__test_panic"] = func(*cmd) int { panic("boom") }
+	cases := []struct {
+		name, script string
+		want         string // substring of the output
+		status       int
+	}{
+		{"echo -ne combined", `echo -ne 'a\tb'; echo -en 'c\n'`, "a\tbc\n", 0},
+		{"echo -n alone", `echo -n x; echo y`, "xy\n", 0},
+		{"exec fd 3 holds a file", `echo hi > /tmp/f; exec 3</tmp/f; rm /tmp/f; ls /tmp; exec 3<&-; echo closed`, "closed\n", 0},
+		{"command not found", `nosuchcmd arg`, "nosuchcmd: command not found\n", 127},
+		{"cat enoent", `cat /tmp/missing`, "cat: /tmp/missing: No such file or directory\n", 1},
+		{"usage status", `ls --bogus`, "Try 'ls --help' for more information.\n", 2},
+		{"panic is recovered", `__test_panic; echo after`, "after\n", 0},
+		{"redirect to the machine", `echo x > /tmp/vfslab-test-file; cat /tmp/vfslab-test-file`, "x\n", 0},
+		{"test -e on the machine", `[ -d /mnt/scratch ] && echo yes`, "yes\n", 0},
+		{"glob on the machine", `touch /tmp/a1 /tmp/a2; echo /tmp/a*`, "/tmp/a1 /tmp/a2\n", 0},
+		{"command -v", `command -v xfs_io; command -v nosuch || echo none`, "/usr/bin/xfs_io\nnone\n", 0},
+		{"source common is a no-op", `. ./common/rc; . ./common/encrypt; echo ok`, "ok\n", 0},
+		{"drop_caches", `echo 3 > /proc/sys/vm/drop_caches && echo dropped`, "dropped\n", 0},
+		{"sed filter", `echo /mnt/scratch/x | _filter_scratch`, "SCRATCH_MNT/x\n", 0},
+		{"grep -c -v -x", `printf 'a\nb\na\n' | grep -c -x a; printf 'a\nb\n' | grep -v a`, "2\nb\n", 0},
+		{"awk print field", `echo 'Added key with identifier abc' | awk '{print $NF}'`, "abc\n", 0},
+		{"diff", `printf 'a\nb\n' > /tmp/x; printf 'a\nc\n' > /tmp/y; diff /tmp/x /tmp/y`, "2c2\n< b\n---\n> c\n", 1},
+		{"umount busy", `_scratch_mkfs; _scratch_mount; cd $SCRATCH_MNT; umount $SCRATCH_MNT`, "umount: /mnt/scratch: target is busy.\n", 32},
+		{"umount keeps files", `_scratch_mkfs; _scratch_mount; echo kept > $SCRATCH_MNT/f; _scratch_cycle_mount; cat $SCRATCH_MNT/f`, "kept\n", 0},
+		{"mount without a filesystem", `mount /dev/vdc /mnt/test`, "wrong fs type", 32},
+		{"head -N and tail -N", `seq 5 | head -2; seq 5 | tail -1`, "1\n2\n5\n", 0},
+		{"dump a live ext4 directory", `_scratch_mkfs; _scratch_mount; mkdir $SCRATCH_MNT/d; touch $SCRATCH_MNT/d/a; dump $SCRATCH_MNT/d`, "\"a\"", 0},
+		{"dump of memfs", `dump /tmp`, "dump: /tmp: not an ext4 or f2fs directory\n", 1},
+		{"f2fs mount option", `mkfs.f2fs -O encrypt $SCRATCH_DEV; mount -o lookup_mode=bogus $SCRATCH_DEV $SCRATCH_MNT; dmesg | tail -1`, "Bad value for 'lookup_mode'", 0},
+		{"trace", `trace on; stat -c %s /tmp >/dev/null; trace off`, "lstat(\"/tmp\") = 0\n", 0},
+		{"fd 3 write", `exec 3>/tmp/w; echo via3 >&3; exec 3>&-; cat /tmp/w`, "via3\n", 0},
+		{"sh -c", `sh -c 'echo $0 $1' name arg`, "name arg\n", 0},
+		{"xargs", `printf '/tmp/x1\n/tmp/x2\n' | xargs touch; ls /tmp | grep -c '^x'`, "2\n", 0},
+		{"umount with a file open", `_scratch_mkfs; _scratch_mount; echo x > $SCRATCH_MNT/f; exec 3<$SCRATCH_MNT/f; umount $SCRATCH_MNT; exec 3<&-; umount $SCRATCH_MNT && echo gone`, "umount: /mnt/scratch: target is busy.\ngone\n", 0},
+		{"trace into a pipe whose reader makes syscalls", `trace on; seq 300 > /tmp/big; cat /tmp/big 2>&1 | xfs_io -f -c "pwrite 0 1" /tmp/p >/dev/null 2>&1; trace off; echo fine`, "fine\n", 0},
+		{"chown lets a user set a policy", `_scratch_mkfs_encrypted; _scratch_mount; mkdir $SCRATCH_MNT/d; _user_do "xfs_io -c 'set_encpolicy 0000111122223333' $SCRATCH_MNT/d"; chown fsgqa $SCRATCH_MNT/d; stat -c %U $SCRATCH_MNT/d; _user_do "xfs_io -c 'set_encpolicy 0000111122223333' $SCRATCH_MNT/d" && echo set; su fsgqa -c "chown root $SCRATCH_MNT/d"`, "Permission denied\nfsgqa\nset\nchown: changing ownership of '/mnt/scratch/d': Operation not permitted\n", 1},
+		{"su uid", `su fsgqa -c 'id -u'`, "1000\n", 0},
+		{"stat format", `touch /tmp/s; stat -c '%n %s %F %a %h %u' /tmp/s`, "/tmp/s 0 regular empty file 644 1 0\n", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, st := runScript(t, "", "-c", tc.script)
+			if !strings.Contains(got, tc.want) || st != tc.status {
+				t.Errorf("output %q status %d; want %q in it, status %d", got, st, tc.want, tc.status)
+			}
+		})
+	}
+}
+
+// TestSeededURandom: /dev/urandom is one stream per machine from the seed.
+func TestSeededURandom(t *testing.T) {
+	const script = `head -c 8 /dev/urandom | od -An -tx1; dd if=/dev/urandom bs=4 count=1 status=none | od -An -tx1`
+	a, _ := runScript(t, "", "--seed", "1", "-c", script)
+	b, _ := runScript(t, "", "--seed", "1", "-c", script)
+	c, _ := runScript(t, "", "--seed", "2", "-c", script)
+	if a != b || a == c || len(a) < 30 {
+		t.Fatalf("seed 1: %q, again: %q, seed 2: %q", a, b, c)
+	}
+}
+
+func TestSyntaxErrorFileLine(t *testing.T) {
+	dir := t.TempDir()
+	p := dir + "/bad.sh"
+	if err := os.WriteFile(p, []byte("echo ok\nif then\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, st := runScript(t, "", p)
+	if st != 2 || !strings.Contains(got, p+":2:") {
+		t.Fatalf("got %q status %d; want %s:2: and status 2", got, st, p)
+	}
+}
+
+func TestProcessSubstitutionRefused(t *testing.T) {
+	got, st := runScript(t, "", "-c", "cat <(echo hi)")
+	if st != 2 || !strings.Contains(got, "process substitution is not supported") {
+		t.Fatalf("got %q status %d", got, st)
+	}
+}
+
+// TestNoHostFiles checks that redirections and the shell's directory stay on
+// the machine: a file the script writes under the host's temporary
+// directory does not appear there.
+func TestNoHostFiles(t *testing.T) {
+	dir := t.TempDir()
+	got, st := runScript(t, "", "-c", "mkdir -p "+dir+" && echo x > "+dir+"/leak && cd "+dir+" && pwd && ls")
+	if st != 0 || !strings.Contains(got, dir+"\nleak\n") {
+		t.Fatalf("got %q status %d", got, st)
+	}
+	if _, err := os.Stat(dir + "/leak"); err == nil {
+		t.Fatal("the script wrote a file on the host")
+	}
+}
+
+func TestMainUsage(t *testing.T) {
+	if got, st := runScript(t, "", "--help"); st != 0 || !strings.Contains(got, "Usage: vfslab sh") {
+		t.Fatalf("--help: %q %d", got, st)
+	}
+	if _, st := runScript(t, "", "--bogus"); st != 2 {
+		t.Fatalf("--bogus: status %d, want 2", st)
+	}
+	if got, st := runScript(t, "", "--patches", "nosuch=x", "-c", "true"); st != 2 || !strings.Contains(got, "unknown patch") {
+		t.Fatalf("--patches nosuch: %q %d", got, st)
+	}
+	if got, st := runScript(t, "echo from-stdin\n"); st != 0 || got != "from-stdin\n" {
+		t.Fatalf("stdin script: %q %d", got, st)
+	}
+}

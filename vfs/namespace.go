@@ -1,0 +1,187 @@
+package vfs
+
+import (
+	"github.com/vfslab/vfslab/dcache"
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/kernel"
+)
+
+// Umount is umount(2) without flags (fs/namespace.c path_umount and
+// do_umount, then the superblock's shutdown, fs/super.c
+// generic_shutdown_super): target must be the root of a mount other than
+// the namespace's root. The superblock's unused dentries are shrunk
+// (shrink_dcache_for_umount); a dentry still in use below the mount (an
+// open file, a working directory, a mount on it) makes it EBUSY, as the
+// mount's reference count does in the kernel (the model counts no mount
+// references, so the dentries stand in for them, and the unused ones are
+// dropped even when the answer is EBUSY). Otherwise the mount leaves the
+// table, the unused inodes are evicted (evict_inodes), the keyring is
+// destroyed (fscrypt_destroy_keyring: every key added to the filesystem is
+// gone) and the device is released.
+//
+// The model's disk filesystems keep their inodes in memory rather than on
+// the device, so the detached superblock is returned: it stands for what the
+// device holds, and MountSuper attaches it again (as a later mount of the
+// device finds its contents). Errors: the walk's, EINVAL (not a mount
+// root), EBUSY.
+func (s *System) Umount(t *kernel.Task, proc *Proc, target string) (sb *SuperBlock, err error) {
+	defer t.Recover(&err)
+	defer t.Trace("path_umount")()
+	t.Inc(EvSyscall)
+	pa, err := proc.lookupPath(t, AT_FDCWD, target, LOOKUP_FOLLOW)
+	if err != nil {
+		return nil, err
+	}
+	m := pa.Mnt
+	if pa.Dentry != m.Root {
+		pa.put(t)
+		return nil, errno.EINVAL
+	}
+	s.mu.Lock()
+	isRoot := m == s.rootMnt
+	hasChild := false
+	for k := range *s.mounts.Load() {
+		if k.parent == m {
+			hasChild = true
+		}
+	}
+	s.mu.Unlock()
+	if isRoot || hasChild {
+		pa.put(t)
+		return nil, errno.EBUSY
+	}
+	sb = m.SB
+	inodes := collectInodes(t, sb.Root)
+	dcache.ShrinkDcacheParent(t, sb.Root)
+	busy := false
+	dcache.ForEachChild(t, sb.Root, func(*Dentry) bool { busy = true; return false })
+	pa.put(t)
+	if busy {
+		return nil, errno.EBUSY
+	}
+	s.mu.Lock()
+	old := *s.mounts.Load()
+	nm := make(map[mountKey]*Mount, len(old))
+	for k, v := range old {
+		if v != m {
+			nm[k] = v
+		}
+	}
+	s.mounts.Store(&nm)
+	s.mu.Unlock()
+	m.mountpoint.ClearFlags(t, dcache.Mounted)
+	Path{Mnt: m.parent, Dentry: m.mountpoint}.put(t)
+	for _, inode := range inodes {
+		evictUnused(t, inode)
+	}
+	fscrypt.DestroyKeyring(t, sb)
+	sb.keyring = fscrypt.NewKeyring()
+	if sb.bdev != nil {
+		sb.bdev.release()
+	}
+	return sb, nil
+}
+
+// MountSuper attaches a superblock that Umount detached at target, as a
+// mount of a device finds what the filesystem left on it (the superblock's
+// fill_super ran when it was first mounted). data is not parsed again.
+// Errors: the walk's, EBUSY (the device is mounted, or target is a
+// mountpoint).
+func (s *System) MountSuper(t *kernel.Task, proc *Proc, sb *SuperBlock, target string) (m *Mount, err error) {
+	defer t.Recover(&err)
+	defer t.Trace("do_new_mount")()
+	if sb.bdev != nil && !sb.bdev.claim() {
+		return nil, errno.EBUSY
+	}
+	mp, err := proc.lookupPath(t, AT_FDCWD, target, LOOKUP_FOLLOW|LOOKUP_DIRECTORY)
+	if err != nil {
+		if sb.bdev != nil {
+			sb.bdev.release()
+		}
+		return nil, err
+	}
+	m = &Mount{SB: sb, Root: sb.Root, parent: mp.Mnt, mountpoint: mp.Dentry}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.mounts.Load()
+	k := mountKey{mp.Mnt, mp.Dentry}
+	if _, busy := old[k]; busy {
+		mp.put(t)
+		if sb.bdev != nil {
+			sb.bdev.release()
+		}
+		return nil, errno.EBUSY
+	}
+	nm := make(map[mountKey]*Mount, len(old)+1)
+	for kk, v := range old {
+		nm[kk] = v
+	}
+	nm[k] = m
+	s.mounts.Store(&nm)
+	mp.Dentry.SetFlags(t, dcache.Mounted)
+	return m, nil
+}
+
+// MountPoint returns the path at which m is mounted ("/" for the root
+// mount), as /proc/mounts shows it.
+func (m *Mount) MountPoint(t *kernel.Task) string {
+	if m.mountpoint == nil {
+		return "/"
+	}
+	var parts []string
+	mm, d := m, m.Root
+	for {
+		for d != mm.Root {
+			parts = append(parts, d.Name().Name)
+			d = d.Parent()
+		}
+		if mm.parent == nil {
+			break
+		}
+		d, mm = mm.mountpoint, mm.parent
+	}
+	out := ""
+	for i := len(parts) - 1; i >= 0; i-- {
+		out += "/" + parts[i]
+	}
+	return out
+}
+
+// collectInodes lists the inodes of root's cached descendants (the
+// superblock's s_inodes list, which the model does not keep, as far as the
+// dcache reaches).
+func collectInodes(t *kernel.Task, root *Dentry) []*Inode {
+	var out []*Inode
+	var walk func(d *Dentry)
+	walk = func(d *Dentry) {
+		var kids []*Dentry
+		dcache.ForEachChild(t, d, func(c *Dentry) bool {
+			if i := c.Inode(); i != nil {
+				out = append(out, i)
+				kids = append(kids, c)
+			}
+			return true
+		})
+		for _, c := range kids {
+			if dcache.DgetNotDead(t, c) {
+				walk(c)
+				dcache.Dput(t, c)
+			}
+		}
+	}
+	walk(root)
+	return out
+}
+
+// evictUnused evicts the in-core state of a linked inode nothing holds, as
+// the inode cache's shrinker (prune_icache_sb) and evict_inodes do, whatever
+// ->drop_inode would say.
+func evictUnused(t *kernel.Task, inode *Inode) {
+	inode.ilock.Lock()
+	defer inode.ilock.Unlock()
+	if inode.count.Load() != 0 || inode.nlink.Load() == 0 {
+		return
+	}
+	evict(t, inode)
+}
