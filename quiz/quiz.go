@@ -55,14 +55,18 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 0, "questions per topic (default 3; 1 per topic with --topic all)")
 	solve := fs.Bool("c", false, "print the answers and what explains them")
 	reverse := fs.Bool("r", false, "ask the reverse question: given the result, which operation or variant")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	// Help goes to stdout when asked for; a bad flag is one line on
+	// stderr (the CLI's convention).
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "vfslab quiz: %v; see vfslab quiz --help\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -75,7 +79,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	} else if t := findTopic(*topic); t != nil {
 		ts = []*topicDef{t}
 	} else {
-		fmt.Fprintf(stderr, "vfslab quiz: unknown topic %q; valid: %s, all\n", *topic, strings.Join(topicNames(), ", "))
+		fmt.Fprintf(stderr, "vfslab quiz: unknown topic %q; valid: %s, all; see vfslab quiz --help\n", *topic, strings.Join(topicNames(), ", "))
 		return 2
 	}
 	count := *n

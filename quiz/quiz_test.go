@@ -80,8 +80,16 @@ func TestUsage(t *testing.T) {
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
-		if rc := Main(c.args, &out, &errb); rc != c.rc || !strings.Contains(errb.String(), c.msg) {
-			t.Errorf("%v: rc %d, stderr %q", c.args, rc, errb.String())
+		rc := Main(c.args, &out, &errb)
+		// Help on stdout with status 0; an error is one line on stderr.
+		got := errb.String()
+		if rc == 0 {
+			got = out.String()
+		} else if strings.Count(got, "\n") != 1 {
+			t.Errorf("%v: stderr is not one line: %q", c.args, got)
+		}
+		if rc != c.rc || !strings.Contains(got, c.msg) {
+			t.Errorf("%v: rc %d, output %q", c.args, rc, got)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/vfslab/vfslab/patch"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 //go:embed prelude.sh
@@ -105,8 +106,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int)
 			if !ok {
 				return 2
 			}
-			if v != "ext4" && v != "f2fs" {
-				fmt.Fprintf(stderr, "vfslab sh: unknown filesystem %q; valid: ext4, f2fs\n", v)
+			if fst, err := vfs.GetFsType(v); err != nil || !fst.RequiresDev {
+				var names []string
+				for _, f := range vfs.Filesystems() {
+					if f.RequiresDev {
+						names = append(names, f.Name)
+					}
+				}
+				fmt.Fprintf(stderr, "vfslab sh: unknown filesystem %q; valid: %s\n", v, strings.Join(names, ", "))
 				return 2
 			}
 			fstyp = v
@@ -127,8 +134,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int)
 			goto done
 		default:
 			if strings.HasPrefix(a, "-") && a != "-" {
-				fmt.Fprintf(stderr, "vfslab sh: unknown option %s\n", a)
-				io.WriteString(stderr, usage)
+				fmt.Fprintf(stderr, "vfslab sh: unknown option %s; see vfslab sh --help\n", a)
 				return 2
 			}
 			goto done

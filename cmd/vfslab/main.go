@@ -30,6 +30,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vfslab/vfslab/sim"
+
+	// The filesystems the commands find by name register themselves (as
+	// built-in filesystems call register_filesystem at boot).
+	_ "github.com/vfslab/vfslab/ext4"
+	_ "github.com/vfslab/vfslab/f2fs"
+	_ "github.com/vfslab/vfslab/memfs"
 )
 
 func main() {

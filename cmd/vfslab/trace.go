@@ -6,15 +6,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
-	"github.com/vfslab/vfslab/ext4"
-	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
 )
@@ -54,27 +52,23 @@ after '--'.`
 // maxTraceRead bounds read's N: the buffer is allocated before the call.
 const maxTraceRead = 1 << 20
 
-// traceFilesystems are the root filesystems trace can boot.
-var traceFilesystems = []string{"memfs", "ext4", "f2fs"}
-
 // traceFsByName is trace's one decision of which filesystem a name means:
-// the function that boots it as the machine's root, with default options.
+// a registered type, booted as the machine's root on a fresh device with
+// encryption (and nothing else) when it needs one.
 func traceFsByName(name string) (func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), bool) {
-	switch name {
-	case "memfs":
-		return func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return memfs.Boot(t, cfg, nil) }, true
-	case "ext4":
-		return func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return ext4.Boot(t, cfg, nil) }, true
-	case "f2fs":
-		return func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) { return f2fs.Boot(t, cfg, nil) }, true
+	fst, err := vfs.GetFsType(name)
+	if err != nil {
+		return nil, false
 	}
-	return nil, false
+	return func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) {
+		return vfs.BootNew(t, cfg, fst, vfs.Features{Encrypt: true}, "")
+	}, true
 }
 
 // traceFlags are the flags of `vfslab trace`.
 type traceFlags struct {
-	patches, fsType          string
-	cold, noKey, times, show bool
+	patches, fsType, format, clock string
+	cold, noKey, times, show       bool
 }
 
 func newTraceCmd() *cobra.Command {
@@ -96,7 +90,11 @@ func newTraceCmd() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.patches, "patches", "", "patch variants as id=variant,... (e.g. fscrypt-file-open=v2)")
-	choiceFlag(fs, &f.fsType, "fs", "memfs", traceFilesystems, "root filesystem")
+	choiceFlag(fs, &f.fsType, "fs", "memfs", vfs.FilesystemNames(), "root filesystem")
+	choiceFlag(fs, &f.format, "format", "text", []string{"text", "ftrace", "perfetto"},
+		"output: text (the call tree), ftrace (function_graph's CPU, DURATION and FUNCTION CALLS columns) or perfetto (Chrome Trace Event JSON for ui.perfetto.dev)")
+	choiceFlag(fs, &f.clock, "clock", "real", []string{"real", "model"},
+		"durations from the real clock, or a modelled one (1 µs per step) that gives the same output every run")
 	fs.BoolVar(&f.cold, "cold", false, "drop the unused dentries first, so that the walk asks the filesystem (->lookup)")
 	fs.BoolVar(&f.noKey, "no-key", false, "remove /secret's key first (names become no-key names; --nokey also works)")
 	fs.BoolVar(&f.noKey, "nokey", false, "the old spelling of --no-key")
@@ -104,6 +102,14 @@ func newTraceCmd() *cobra.Command {
 	boolFlagNo(fs, &f.times, "times", true, "print each function's duration")
 	fs.BoolVar(&f.show, "events", false, "print the events the syscall counted")
 	return cmd
+}
+
+// orBase names an empty variant selection.
+func orBase(s string) string {
+	if s == "" {
+		return "base"
+	}
+	return s
 }
 
 func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
@@ -114,7 +120,7 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	}
 	boot, ok := traceFsByName(f.fsType)
 	if !ok {
-		return usagef("--fs %q: want one of %s", f.fsType, strings.Join(traceFilesystems, ", "))
+		return usagef("--fs %q: want one of %s", f.fsType, strings.Join(vfs.FilesystemNames(), ", "))
 	}
 	// The syscall's arguments are checked before the machine boots.
 	if err := checkTraceArgs(args); err != nil {
@@ -135,22 +141,42 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	m.t.EnableCounting()
 	before := m.t.Ev.Clone()
 	m.t.Tracer = &kernel.Tracer{}
+	if f.clock == "model" {
+		m.t.Tracer.Clock = kernel.ModelClock(time.Microsecond)
+	}
 	result := call.run()
 	tr := m.t.Tracer
 	m.t.Tracer = nil
 	counted := m.t.Ev.Sub(before)
 	call.cleanup()
-	var b bytes.Buffer
-	tr.Print(&b, f.times)
-	stdout.Write(b.Bytes())
-	fmt.Fprintf(stdout, "%s = %s\n", call.desc, result)
-	if f.show {
-		fmt.Fprintf(stdout, "events: %v\n", counted)
+	if f.format == "text" {
+		var b bytes.Buffer
+		tr.Print(&b, f.times)
+		stdout.Write(b.Bytes())
+		fmt.Fprintf(stdout, "%s = %s\n", call.desc, result)
+		if f.show {
+			fmt.Fprintf(stdout, "events: %v\n", counted)
+		}
+		for _, line := range m.k.Log.Lines() {
+			fmt.Fprintf(stdout, "dmesg: %s\n", line)
+		}
+		return nil
 	}
-	for _, line := range m.k.Log.Lines() {
-		fmt.Fprintf(stdout, "dmesg: %s\n", line)
+	x := &kernel.TraceExport{
+		Header: []string{"fs: " + f.fsType, "patches: " + orBase(set.Changed()), "cold: " + strconv.FormatBool(f.cold),
+			"key: " + strconv.FormatBool(!f.noKey), "clock: " + f.clock},
+		Tasks:    []kernel.TraceTask{{Comm: m.t.Comm, PID: m.t.PID, Tracer: tr}},
+		Result:   call.desc + " = " + result,
+		Counters: kernel.CountersOf(counted),
+		Times:    f.times,
+		Process:  "vfslab trace",
+		Log:      m.k.Log.Lines(),
 	}
-	return nil
+	format, err := kernel.ParseTraceFormat(f.format)
+	if err != nil {
+		return usageError{"--format: " + err.Error()}
+	}
+	return kernel.WriteTrace(stdout, x, format)
 }
 
 // traceArity is each syscall's argument count, least and most.

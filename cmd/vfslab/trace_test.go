@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
 	"strings"
 	"testing"
 )
@@ -92,7 +94,37 @@ func TestTraceOnDiskFilesystems(t *testing.T) {
 			}
 		}
 	}
-	if _, errs, rc := trace(t, "--fs", "xfs", "stat", "/"); rc != 2 || !strings.Contains(errs, "want one of memfs, ext4, f2fs") {
+	if _, errs, rc := trace(t, "--fs", "xfs", "stat", "/"); rc != 2 || !strings.Contains(errs, "want one of ext4, f2fs, memfs") {
 		t.Fatalf("unknown fs: rc=%d %s", rc, errs)
+	}
+}
+
+// TestTraceFormats: --format perfetto writes a Trace Event document that
+// passes the format's rules and names the syscall's functions; ftrace has
+// function_graph's header and the machine in comments; the modelled clock
+// gives the same bytes twice.
+func TestTraceFormats(t *testing.T) {
+	for _, fs := range vfs.FilesystemNames() {
+		out, errs, rc := trace(t, "--fs", fs, "--format", "perfetto", "--clock", "model", "open", "/secret/note")
+		if rc != 0 {
+			t.Fatalf("%s perfetto: rc %d: %s", fs, rc, errs)
+		}
+		if err := kernel.ValidatePerfetto([]byte(out)); err != nil {
+			t.Errorf("%s perfetto: %v\n%s", fs, err, out)
+		}
+		if !strings.Contains(out, `"name":"fscrypt_file_open"`) {
+			t.Errorf("%s perfetto lacks fscrypt_file_open:\n%s", fs, out)
+		}
+		again, _, _ := trace(t, "--fs", fs, "--format", "perfetto", "--clock", "model", "open", "/secret/note")
+		if again != out {
+			t.Errorf("%s: the modelled clock gave two different traces", fs)
+		}
+	}
+	out, _, rc := trace(t, "--format", "ftrace", "--clock", "model", "stat", "/tmp/hello")
+	if rc != 0 || !strings.Contains(out, "# tracer: function_graph") || !strings.Contains(out, "# fs: memfs") || !strings.Contains(out, "vfs_getattr();") {
+		t.Errorf("ftrace: rc %d\n%s", rc, out)
+	}
+	if _, errs, rc := trace(t, "--format", "svg", "stat", "/"); rc != 2 || !strings.Contains(errs, "--format") {
+		t.Errorf("bad format: rc %d %s", rc, errs)
 	}
 }
