@@ -115,7 +115,7 @@ type Task struct {
 	Tracer *Tracer
 
 	counted bool
-	held heldLocks // lockdep's held_locks (lockdep.go)
+	held    heldLocks // lockdep's held_locks (lockdep.go)
 }
 
 // NewTask creates a task named comm on k. It counts nothing until
