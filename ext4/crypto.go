@@ -10,78 +10,9 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// ext4's fscrypt operations (ext4_cryptops, fs/ext4/crypto.c): the
-// superblock implements fscrypt.Operations.
-
-// xattr index of the encryption context (EXT4_XATTR_INDEX_ENCRYPTION) and
-// its name (EXT4_XATTR_NAME_ENCRYPTION_CONTEXT).
-const (
-	xattrIndexEncryption = 9
-	xattrNameEncryption  = "c"
-)
-
-// GetContext implements fscrypt.Operations (ext4_get_context): the
-// encryption context xattr. Errors: ENODATA without one, ERANGE when buf
-// is too small.
-func (sb *SuperBlock) GetContext(t *kernel.Task, inode fscrypt.Inode, buf []byte) (int, error) {
-	return EXT4_I(inode.(*vfs.Inode)).xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
-}
-
-// SetContext implements fscrypt.Operations (ext4_set_context): the root
-// directory cannot be encrypted (EPERM: e2fsck expects an unencrypted
-// lost+found); the context is stored as the encryption xattr with
-// XATTR_CREATE (EEXIST when there is one) and EXT4_INODE_ENCRYPT is set
-// (S_ENCRYPTED); a directory's names are from then on
-// encrypted through fscrypt. The caller holds the inode's i_rwsem or has
-// the inode to itself.
-func (sb *SuperBlock) SetContext(t *kernel.Task, inode fscrypt.Inode, ctx []byte, fsData any) error {
-	i := inode.(*vfs.Inode)
-	if i.Ino() == RootIno {
-		return errno.EPERM
-	}
-	ei := EXT4_I(i)
-	if err := ei.xattrs.Set(xattrIndexEncryption, xattrNameEncryption, ctx, true); err != nil {
-		return err
-	}
-	i.SetFlags(vfs.S_ENCRYPTED)
-	ei.Flags |= EncryptFL
-	return nil
-}
-
-// EmptyDir implements fscrypt.Operations (ext4_empty_dir).
-func (sb *SuperBlock) EmptyDir(t *kernel.Task, inode fscrypt.Inode) bool {
-	i := inode.(*vfs.Inode)
-	return i.IsDir() && EmptyDir(t, EXT4_I(i))
-}
-
-// HasStableInodes implements fscrypt.Operations: ext4 never renumbers
-// inodes (unless the stable_inodes feature is off and the filesystem is
-// shrunk, which the model never does).
-func (sb *SuperBlock) HasStableInodes() bool { return true }
-
-// Has32BitInodes implements fscrypt.Operations.
-func (sb *SuperBlock) Has32BitInodes() bool { return true }
-
-// SupportsSubblockDataUnits implements fscrypt.Operations: ext4 may
-// encrypt in data units smaller than its blocks.
-func (sb *SuperBlock) SupportsSubblockDataUnits() bool { return true }
-
-// EvictDecryptedInode implements fscrypt.Operations for a key removal
-// (vfs.EvictDecryptedInode).
-func (sb *SuperBlock) EvictDecryptedInode(t *kernel.Task, inode fscrypt.Inode) {
-	vfs.EvictDecryptedInode(t, inode.(*vfs.Inode))
-}
-
 // Context returns a copy of an inode's stored fscrypt context (nil if
 // none): the bytes of the encryption xattr, 28 (v1) or 40 (v2) long.
-func Context(inode *vfs.Inode) []byte {
-	buf := make([]byte, 64)
-	n, err := EXT4_I(inode).xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
-	if err != nil {
-		return nil
-	}
-	return buf[:n]
-}
+func Context(inode *vfs.Inode) []byte { return EXT4_SB(inode.SB()).Context(inode) }
 
 // hasKey is fscrypt_has_encryption_key(dir).
 func (dir *Inode) hasKey() bool { return fscrypt.HasEncryptionKey(&dir.Inode) }

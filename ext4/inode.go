@@ -53,12 +53,11 @@ type Inode struct {
 	Flags uint32
 
 	// blocks is a directory's block map (logical block -> device block,
-	// 0 a hole); data a regular file's. mapping is a regular file's
-	// pages (i_data); its lock protects data.
-	blocks  []uint32
-	data    map[uint64]uint32
-	mapping vfs.AddressSpace
-	xattrs  vfs.SimpleXattrs
+	// 0 a hole); data a regular file's, whose pages are the VFS inode's
+	// i_data, whose lock protects data.
+	blocks []uint32
+	data   vfs.BlockMap
+	xattrs vfs.SimpleXattrs
 	// mu protects target.
 	mu     sync.Mutex
 	target []byte
@@ -206,8 +205,8 @@ func (sb *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Inod
 	case vfs.S_IFLNK:
 		ei.Op, ei.Fop = sb.symlinkOps, vfs.NoFileOps{}
 	default:
-		ei.data = map[uint64]uint32{}
-		ei.mapping.Host, ei.mapping.Ops = &ei.Inode, sb.aops
+		ei.data.Init(sb.Dev)
+		ei.Data.Host, ei.Data.Ops = &ei.Inode, sb.aops
 		ei.Op, ei.Fop = sb.fileOps, sb.fileFileOps
 	}
 	sb.mu.Lock()
@@ -303,9 +302,9 @@ func (sb *SuperBlock) newInode(t *kernel.Task, dir *Inode, mode uint32) (*Inode,
 func (sb *SuperBlock) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	ei := EXT4_I(inode)
 	if inode.Nlink() == 0 {
-		ei.mapping.Lock()
-		fileBlocks{sb}.TruncateBlocks(inode, 0)
-		ei.mapping.Unlock()
+		ei.Data.Lock()
+		ei.data.Truncate(0)
+		ei.Data.Unlock()
 		ei.xattrs.Free()
 		ei.releaseBlocks()
 		sb.freeIno(ei.ino())
@@ -315,56 +314,14 @@ func (sb *SuperBlock) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	fscrypt.PutEncryptionInfo(t, inode)
 }
 
-// fileBlocks is the block map of ext4's regular files for the generic
-// page paths (vfs.BlockAops).
-type fileBlocks struct{ sb *SuperBlock }
-
-// GetBlock implements vfs.BlockMapper: ext4_get_block, ext4_map_blocks over
-// the file's extents (the model's map from logical to device block); with
-// create, a hole gets a new block (ext4_ext_map_blocks's allocation). The
-// caller holds the mapping's lock.
-func (b fileBlocks) GetBlock(inode *vfs.Inode, lblk uint64, create bool) []byte {
-	ei := EXT4_I(inode)
-	if addr, ok := ei.data[lblk]; ok {
-		return b.sb.Dev.Block(addr)
-	}
-	if !create {
-		return nil
-	}
-	addr, blk := b.sb.Dev.Alloc()
-	ei.data[lblk] = addr
-	return blk
-}
-
-// TruncateBlocks implements vfs.BlockMapper: ext4_truncate's
-// ext4_ext_remove_space, the blocks from lblk from on back to the device.
-// The caller holds the mapping's lock.
-func (b fileBlocks) TruncateBlocks(inode *vfs.Inode, from uint64) {
-	ei := EXT4_I(inode)
-	for idx, addr := range ei.data {
-		if idx >= from {
-			b.sb.Dev.Free(addr)
-			delete(ei.data, idx)
-		}
-	}
-}
-
 // RawBlocks returns copies of a regular file's stored blocks by page index
 // (ciphertext for an encrypted file; nil for holes). It takes the
 // mapping's lock.
 func RawBlocks(inode *vfs.Inode) [][]byte {
 	ei := EXT4_I(inode)
-	ei.mapping.Lock()
-	defer ei.mapping.Unlock()
-	n := uint64(0)
-	for idx := range ei.data {
-		n = max(n, idx+1)
-	}
-	out := make([][]byte, n)
-	for idx, addr := range ei.data {
-		out[idx] = append([]byte(nil), ei.SB.Dev.Block(addr)...)
-	}
-	return out
+	ei.Data.Lock()
+	defer ei.Data.Unlock()
+	return ei.data.Raw()
 }
 
 // csumSeed is ei->i_csum_seed: crc32c of the inode number and generation

@@ -7,6 +7,7 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -136,6 +137,10 @@ type SuperBlock struct {
 	nextIno  uint32
 	freeInos []uint32
 
+	// XattrCrypt is ext4_cryptops: the superblock implements
+	// fscrypt.Operations, the context in the encryption xattr.
+	libfs.XattrCrypt
+
 	dirOps      vfs.InodeOperations
 	dirFileOps  vfs.FileOperations
 	fileOps     vfs.InodeOperations
@@ -246,9 +251,24 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 		o.Casefold, o.Strict = true, vsb.EncodingStrict
 	}
 	sb.dirOps, sb.dirFileOps = &dirOps{sb: sb}, &dirFileOps{sb: sb}
-	sb.fileOps, sb.fileFileOps = &fileOps{sb: sb}, &fileFileOps{sb: sb}
+	sb.fileOps, sb.fileFileOps = libfs.RegularFile("ext4", sb.ioctl)
 	sb.symlinkOps = &symlinkOps{sb: sb}
-	sb.aops = vfs.BlockAops(fileBlocks{sb})
+	sb.aops = vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &EXT4_I(i).data })
+	sb.XattrCrypt = libfs.XattrCrypt{
+		Xattrs: func(i *vfs.Inode) *vfs.SimpleXattrs { return &EXT4_I(i).xattrs },
+		// The root directory cannot be encrypted: e2fsck expects an
+		// unencrypted lost+found (ext4_set_context).
+		Permit: func(i *vfs.Inode) error {
+			if i.Ino() == RootIno {
+				return errno.EPERM
+			}
+			return nil
+		},
+		Encrypted: func(i *vfs.Inode) { EXT4_I(i).Flags |= EncryptFL },
+		Empty:     func(t *kernel.Task, i *vfs.Inode) bool { return EmptyDir(t, EXT4_I(i)) },
+		// ext4 may encrypt in data units smaller than its blocks.
+		Subblock: true,
+	}
 	vsb.FsInfo = sb
 	vsb.SetOps(sb)
 	vsb.SetBlockBits(12, maxFileSize)

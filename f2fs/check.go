@@ -124,8 +124,8 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 		problems = append(problems, CheckDentryPtr(&d, "inline", hashOf, nil)...)
 		checkDots(&d, "inline")
 		checkDups(&d, "inline")
-		if len(dir.data) != 0 {
-			problems = append(problems, fmt.Sprintf("inline directory has %d dentry blocks", len(dir.data)))
+		if dir.data.Len() != 0 {
+			problems = append(problems, fmt.Sprintf("inline directory has %d dentry blocks", dir.data.Len()))
 		}
 	} else {
 		sawBlock0 := false

@@ -3,7 +3,6 @@ package f2fs
 import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
-	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/vfs"
 )
@@ -20,74 +19,6 @@ const (
 	FS_INLINE_DATA_FL = vfs.FS_INLINE_DATA_FL
 	FS_CASEFOLD_FL    = vfs.FS_CASEFOLD_FL
 )
-
-// fileOps are a regular file's inode operations (f2fs_file_inode_operations).
-type fileOps struct {
-	vfs.NoInodeOps
-	sbi *SuperBlock
-}
-
-// Setattr is f2fs_setattr: fscrypt_prepare_setattr (an encrypted file's
-// size changes need its key), then the truncation. The VFS holds the
-// inode's i_rwsem exclusive and a reference on d. Errors: ENOKEY, EFBIG
-// and the other errors of fscrypt_prepare_setattr, ENOMEM.
-func (o *fileOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
-	defer t.Trace("f2fs_setattr")()
-	if err := hooks.FscryptPrepareSetattr(t, d, attr); err != nil {
-		return err
-	}
-	if attr.Valid&vfs.ATTR_SIZE != 0 {
-		return vfs.TruncateSetsize(t, &F2FS_I(d.Inode()).mapping, attr.Size)
-	}
-	return nil
-}
-
-// fileFileOps are a regular file's file operations (f2fs_file_operations).
-type fileFileOps struct {
-	vfs.NoFileOps
-	sbi *SuperBlock
-}
-
-// Open is f2fs_file_open: fscrypt_file_open first (the parent check of
-// seed 004's variants). The VFS holds a reference on the file's path.
-// Errors: ENOKEY (an encrypted file without its key), EPERM (a policy
-// the encrypted parent does not permit), ENOMEM.
-func (o *fileFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
-	defer t.Trace("f2fs_file_open")()
-	return hooks.FscryptFileOpen(t, inode, f)
-}
-
-// ReadIter is f2fs_file_read_iter (the buffered read path): the pages are
-// read from the device and, in an encrypted file, decrypted per data unit,
-// under the mapping's lock (no i_rwsem). Errors: ENOKEY (an encrypted
-// file without its key); a page that cannot be read ends the read.
-func (o *fileFileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
-	defer t.Trace("f2fs_file_read_iter")()
-	return vfs.FilemapRead(t, &F2FS_I(f.Inode()).mapping, buf, pos)
-}
-
-// WriteIter is f2fs_file_write_iter, which takes the inode's i_rwsem
-// (the caller must not hold it): each page is written through (read,
-// modified, encrypted into a bounce page in an encrypted file, stored).
-// Errors: ENOKEY, EFBIG (past s_maxbytes), ENOMEM.
-func (o *fileFileOps) WriteIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
-	defer t.Trace("f2fs_file_write_iter")()
-	return vfs.GenericFileWriteIter(t, f, &F2FS_I(f.Inode()).mapping, buf, pos)
-}
-
-// Llseek is f2fs_llseek for SEEK_SET/CUR/END (generic_file_llseek_size);
-// SEEK_DATA and SEEK_HOLE are answered as for a file without holes. The
-// VFS holds f_pos_lock. Errors: EINVAL (a bad whence or a negative result), ENXIO (SEEK_DATA or
-// SEEK_HOLE at or past i_size).
-func (o *fileFileOps) Llseek(t *kernel.Task, f *vfs.File, off int64, whence int) (int64, error) {
-	inode := f.Inode()
-	return vfs.GenericFileLlseek(f, off, whence, inode.SB().MaxBytes(), inode.Size())
-}
-
-// UnlockedIoctl is f2fs_ioctl (see SuperBlock.ioctl).
-func (o *fileFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	return o.sbi.ioctl(t, f, cmd, arg)
-}
 
 // ioctl is f2fs_ioctl: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (which take the
 // inode's i_rwsem themselves: the caller holds no inode lock) and the
@@ -175,46 +106,11 @@ func (sbi *SuperBlock) setflags(t *kernel.Task, inode *vfs.Inode, flags uint32) 
 	return nil
 }
 
-// fileBlocks is the block map of f2fs's regular files for the generic
-// page paths (vfs.BlockAops).
-type fileBlocks struct{ sbi *SuperBlock }
-
-// GetBlock implements vfs.BlockMapper: f2fs_get_block, the block address
-// the file's dnodes hold for page index lblk (f2fs_map_blocks over the
-// model's map); with create, a hole gets a new block (f2fs_reserve_block
-// and the allocation of writeback).
-func (b fileBlocks) GetBlock(inode *vfs.Inode, lblk uint64, create bool) []byte {
-	fi := F2FS_I(inode)
-	if addr, ok := fi.data[lblk]; ok {
-		return b.sbi.Dev.Block(addr)
-	}
-	if !create {
-		return nil
-	}
-	addr, blk := b.sbi.Dev.Alloc()
-	fi.data[lblk] = addr
-	return blk
-}
-
-// TruncateBlocks implements vfs.BlockMapper: f2fs_truncate_blocks, the
-// blocks from page index from on back to the device.
-func (b fileBlocks) TruncateBlocks(inode *vfs.Inode, from uint64) {
-	F2FS_I(inode).truncateBlocks(from)
-}
-
 // RawBlocks returns copies of a regular file's stored blocks by page index
 // (ciphertext for an encrypted file; nil for holes).
 func RawBlocks(inode *vfs.Inode) [][]byte {
 	fi := F2FS_I(inode)
-	fi.mapping.Lock()
-	defer fi.mapping.Unlock()
-	n := uint64(0)
-	for idx := range fi.data {
-		n = max(n, idx+1)
-	}
-	out := make([][]byte, n)
-	for idx, addr := range fi.data {
-		out[idx] = append([]byte(nil), fi.SB.Dev.Block(addr)...)
-	}
-	return out
+	fi.Data.Lock()
+	defer fi.Data.Unlock()
+	return fi.data.Raw()
 }

@@ -2,7 +2,6 @@ package f2fs
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 
 	"github.com/vfslab/vfslab/errno"
@@ -57,11 +56,11 @@ type Inode struct {
 	// inline area is used. nil for other file types.
 	Node []byte
 
-	// mapping is a regular file's data (i_data); its lock protects data
+	// data maps a regular file's or a directory's page indexes to block
+	// addresses (the dnodes); a regular file's pages are the VFS inode's
+	// i_data, whose lock protects data
 	// for regular files.
-	mapping vfs.AddressSpace
-	// data maps page indexes to block addresses (the dnodes).
-	data   map[uint64]uint32
+	data   vfs.BlockMap
 	xattrs vfs.SimpleXattrs
 	// mu protects target.
 	mu     sync.Mutex
@@ -112,11 +111,7 @@ func (fi *Inode) dirBlocks() uint64 { return uint64(fi.Size()+BlockSize-1) / Blo
 // findDataBlock is f2fs_find_data_folio: the block at page index bidx, or
 // nil for a hole.
 func (fi *Inode) findDataBlock(bidx uint64) []byte {
-	a, ok := fi.data[bidx]
-	if !ok {
-		return nil
-	}
-	return fi.SB.Dev.Block(a)
+	return fi.data.GetBlock(bidx, false)
 }
 
 // getNewDataBlock is f2fs_get_new_data_folio(dir, NULL, bidx, true): the
@@ -126,8 +121,7 @@ func (fi *Inode) getNewDataBlock(bidx uint64) []byte {
 	if b := fi.findDataBlock(bidx); b != nil {
 		return b
 	}
-	a, b := fi.SB.Dev.Alloc()
-	fi.data[bidx] = a
+	b := fi.data.GetBlock(bidx, true)
 	if end := int64(bidx+1) * BlockSize; fi.Size() < end {
 		fi.SetSize(end)
 	}
@@ -137,32 +131,19 @@ func (fi *Inode) getNewDataBlock(bidx uint64) []byte {
 // truncateHole is f2fs_truncate_hole(dir, bidx, bidx+1): the block goes back
 // to the device and the page index becomes a hole (i_size is kept).
 func (fi *Inode) truncateHole(bidx uint64) {
-	if a, ok := fi.data[bidx]; ok {
-		fi.SB.Dev.Free(a)
-		delete(fi.data, bidx)
-	}
+	fi.data.Punch(bidx)
 }
 
 // truncateBlocks is f2fs_truncate_blocks: the blocks from page index from
 // on go back to the device (i_size is the caller's).
 func (fi *Inode) truncateBlocks(from uint64) {
-	for idx, addr := range fi.data {
-		if idx >= from {
-			fi.SB.Dev.Free(addr)
-			delete(fi.data, idx)
-		}
-	}
+	fi.data.Truncate(from)
 }
 
 // Pages returns the page indexes that hold blocks (a directory's dentry
 // blocks), in order.
 func (fi *Inode) Pages() []uint64 {
-	out := make([]uint64, 0, len(fi.data))
-	for p := range fi.data {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return fi.data.Indexes()
 }
 
 // BlockAt returns the block at page index bidx (a directory's dentry
@@ -189,7 +170,7 @@ func (fi *Inode) String() string {
 	if fi.IsEncrypted() {
 		s += " encrypt"
 	}
-	return s + fmt.Sprintf(" blocks=%d", len(fi.data))
+	return s + fmt.Sprintf(" blocks=%d", fi.data.Len())
 }
 
 // discard drops a new inode that never got a name (f2fs_handle_failed_inode).
@@ -219,11 +200,4 @@ func (sbi *SuperBlock) iget(t *kernel.Task, ino uint32) (*Inode, error) {
 
 // Context returns a copy of an inode's stored fscrypt context (nil if
 // none): the bytes of the encryption xattr, 28 (v1) or 40 (v2) long.
-func Context(inode *vfs.Inode) []byte {
-	buf := make([]byte, 64)
-	n, err := F2FS_I(inode).xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
-	if err != nil {
-		return nil
-	}
-	return buf[:n]
-}
+func Context(inode *vfs.Inode) []byte { return F2FS_SB(inode.SB()).Context(inode) }

@@ -9,6 +9,7 @@ import (
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -172,6 +173,10 @@ type SuperBlock struct {
 	nextNid  uint32
 	freeNids []uint32
 
+	// XattrCrypt is f2fs_cryptops: the superblock implements
+	// fscrypt.Operations, the context in the encryption xattr.
+	libfs.XattrCrypt
+
 	dirOps      vfs.InodeOperations
 	dirFileOps  vfs.FileOperations
 	fileOps     vfs.InodeOperations
@@ -243,9 +248,15 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 		sbi.opts.Strict = vsb.EncodingStrict
 	}
 	sbi.dirOps, sbi.dirFileOps = &dirOps{sbi: sbi}, &dirFileOps{sbi: sbi}
-	sbi.fileOps, sbi.fileFileOps = &fileOps{sbi: sbi}, &fileFileOps{sbi: sbi}
+	sbi.fileOps, sbi.fileFileOps = libfs.RegularFile("f2fs", sbi.ioctl)
 	sbi.symlinkOps = &symlinkOps{sbi: sbi}
-	sbi.aops = vfs.BlockAops(fileBlocks{sbi})
+	sbi.aops = vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &F2FS_I(i).data })
+	sbi.XattrCrypt = libfs.XattrCrypt{
+		Xattrs: func(i *vfs.Inode) *vfs.SimpleXattrs { return &F2FS_I(i).xattrs },
+		Empty:  func(t *kernel.Task, i *vfs.Inode) bool { return EmptyDir(t, F2FS_I(i)) },
+		// f2fs's data unit is the block.
+		Subblock: false,
+	}
 	vsb.FsInfo = sbi
 	vsb.SetOps(sbi)
 	vsb.SetBlockBits(12, maxFileSize)
@@ -329,7 +340,8 @@ func (sbi *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Ino
 		}
 	}
 	sbi.mu.Unlock()
-	fi := &Inode{SB: sbi, data: map[uint64]uint32{}}
+	fi := &Inode{SB: sbi}
+	fi.data.Init(sbi.Dev)
 	if err := vfs.InodeInit(t, &fi.Inode, sbi.vsb, uint64(ino), mode, fi); err != nil {
 		sbi.freeNid(ino)
 		inodeInfoCache.Free(&t.Ctx)
@@ -344,7 +356,7 @@ func (sbi *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Ino
 	case vfs.S_IFLNK:
 		fi.Op, fi.Fop = sbi.symlinkOps, vfs.NoFileOps{}
 	default:
-		fi.mapping.Host, fi.mapping.Ops = &fi.Inode, sbi.aops
+		fi.Data.Host, fi.Data.Ops = &fi.Inode, sbi.aops
 		fi.Op, fi.Fop = sbi.fileOps, sbi.fileFileOps
 	}
 	sbi.mu.Lock()
@@ -369,9 +381,9 @@ func (sbi *SuperBlock) freeNid(ino uint32) {
 func (sbi *SuperBlock) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	fi := F2FS_I(inode)
 	if inode.Nlink() == 0 {
-		fi.mapping.Lock()
+		fi.Data.Lock()
 		fi.truncateBlocks(0)
-		fi.mapping.Unlock()
+		fi.Data.Unlock()
 		fi.xattrs.Free()
 		sbi.freeNid(fi.nid())
 		inodeInfoCache.Free(&t.Ctx)
@@ -385,54 +397,4 @@ func (sbi *SuperBlock) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 // removed.
 func (sbi *SuperBlock) DropInode(t *kernel.Task, inode *vfs.Inode) bool {
 	return vfs.GenericDropInode(t, inode)
-}
-
-// xattr index of the encryption context (F2FS_XATTR_INDEX_ENCRYPTION) and
-// its name (F2FS_XATTR_NAME_ENCRYPTION_CONTEXT).
-const (
-	xattrIndexEncryption = 9
-	xattrNameEncryption  = "c"
-)
-
-// GetContext implements fscrypt.Operations (f2fs_get_context): the
-// encryption context xattr. Errors: ENODATA when there is none, ERANGE
-// when buf is too small.
-func (sbi *SuperBlock) GetContext(t *kernel.Task, inode fscrypt.Inode, buf []byte) (int, error) {
-	return F2FS_I(inode.(*vfs.Inode)).xattrs.Get(xattrIndexEncryption, xattrNameEncryption, buf)
-}
-
-// SetContext implements fscrypt.Operations (f2fs_set_context): the context
-// is stored as the encryption xattr with XATTR_CREATE, which marks the
-// inode encrypted (f2fs_set_encrypted_inode, S_ENCRYPTED); a directory's
-// names are from then on encrypted through fscrypt. Errors: EEXIST when
-// the inode has a context already, ENOMEM.
-func (sbi *SuperBlock) SetContext(t *kernel.Task, inode fscrypt.Inode, ctx []byte, fsData any) error {
-	i := inode.(*vfs.Inode)
-	if err := F2FS_I(i).xattrs.Set(xattrIndexEncryption, xattrNameEncryption, ctx, true); err != nil {
-		return err
-	}
-	i.SetFlags(vfs.S_ENCRYPTED)
-	return nil
-}
-
-// EmptyDir implements fscrypt.Operations (f2fs_empty_dir).
-func (sbi *SuperBlock) EmptyDir(t *kernel.Task, inode fscrypt.Inode) bool {
-	i := inode.(*vfs.Inode)
-	return i.IsDir() && EmptyDir(t, F2FS_I(i))
-}
-
-// HasStableInodes implements fscrypt.Operations: nids never change.
-func (sbi *SuperBlock) HasStableInodes() bool { return true }
-
-// Has32BitInodes implements fscrypt.Operations: nids are 32-bit.
-func (sbi *SuperBlock) Has32BitInodes() bool { return true }
-
-// SupportsSubblockDataUnits implements fscrypt.Operations: f2fs's data
-// unit is the block.
-func (sbi *SuperBlock) SupportsSubblockDataUnits() bool { return false }
-
-// EvictDecryptedInode implements fscrypt.Operations for a key removal
-// (vfs.EvictDecryptedInode).
-func (sbi *SuperBlock) EvictDecryptedInode(t *kernel.Task, inode fscrypt.Inode) {
-	vfs.EvictDecryptedInode(t, inode.(*vfs.Inode))
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -79,9 +80,9 @@ type info struct {
 	// it.
 	ctx []byte
 	mu  sync.Mutex
-	// mapping is a regular file's data; its lock protects blocks.
-	mapping vfs.AddressSpace
-	blocks  [][]byte // file data; nil blocks are holes
+	// A regular file's pages are the VFS inode's i_data, whose lock
+	// protects blocks.
+	blocks [][]byte // file data; nil blocks are holes
 	// Directory state, under the directory's i_rwsem.
 	entries    map[string]*dirent
 	order      []*dirent // by position
@@ -107,7 +108,7 @@ func fillSuper(t *kernel.Task, sb *vfs.SuperBlock, data string) error {
 	}
 	fs.dirOps, fs.dirFileOps = &dirOps{fs: fs}, &dirFileOps{fs: fs}
 	fs.symlinkOps = &symlinkOps{fs: fs}
-	fs.fileOps, fs.fileFileOps = &fileOps{fs: fs}, &fileFileOps{fs: fs}
+	fs.fileOps, fs.fileFileOps = libfs.RegularFile("memfs", fs.ioctl)
 	sb.FsInfo = fs
 	sb.SetOps(fs)
 	sb.SetBlockBits(blockBits, 1<<44)
@@ -151,7 +152,7 @@ func (fs *FS) allocInode(t *kernel.Task, mode uint32) (*vfs.Inode, error) {
 		inode.Op = fs.symlinkOps
 		inode.Fop = noFileOps
 	default:
-		in.mapping.Host, in.mapping.Ops = inode, aops{}
+		inode.Data.Host, inode.Data.Ops = inode, aops{}
 		inode.Op = fs.fileOps
 		inode.Fop = fs.fileFileOps
 	}
@@ -195,14 +196,14 @@ func (fs *FS) newInode(t *kernel.Task, dir *vfs.Inode, mode uint32) (*vfs.Inode,
 func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 	if inode.Nlink() == 0 {
 		in := infoOf(inode)
-		in.mapping.Lock()
+		inode.Data.Lock()
 		for _, b := range in.blocks {
 			if b != nil {
 				t.Kfree(siteBlock, b)
 			}
 		}
 		in.blocks = nil
-		in.mapping.Unlock()
+		inode.Data.Unlock()
 		infoCache.Free(&t.Ctx)
 	}
 	vfs.ClearInode(inode)
@@ -307,8 +308,8 @@ func DiskNames(dir *vfs.Inode) []string {
 // for an encrypted file; nil for holes).
 func RawBlocks(inode *vfs.Inode) [][]byte {
 	in := infoOf(inode)
-	in.mapping.Lock()
-	defer in.mapping.Unlock()
+	inode.Data.Lock()
+	defer inode.Data.Unlock()
 	out := make([][]byte, len(in.blocks))
 	for i, b := range in.blocks {
 		if b != nil {

@@ -266,61 +266,6 @@ func (o symlinkOps) Getattr(t *kernel.Task, path vfs.Path, st *vfs.Stat) error {
 	return nil
 }
 
-// fileOps are a regular file's inode operations.
-type fileOps struct {
-	vfs.NoInodeOps
-	fs *FS
-}
-
-// Setattr is ->setattr: a size change (fscrypt_prepare_setattr first). The
-// VFS holds the inode's i_rwsem.
-func (o fileOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
-	defer t.Trace("memfs_setattr")()
-	if err := hooks.FscryptPrepareSetattr(t, d, attr); err != nil {
-		return err
-	}
-	if attr.Valid&vfs.ATTR_SIZE != 0 {
-		return vfs.TruncateSetsize(t, &infoOf(d.Inode()).mapping, attr.Size)
-	}
-	return nil
-}
-
-// fileFileOps are a regular file's file operations.
-type fileFileOps struct {
-	vfs.NoFileOps
-	fs *FS
-}
-
-// Open is ->open: ext4_file_open's fscrypt_file_open.
-func (o fileFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
-	defer t.Trace("memfs_file_open")()
-	return hooks.FscryptFileOpen(t, inode, f)
-}
-
-// ReadIter is ->read_iter: generic_file_read_iter.
-func (o fileFileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
-	defer t.Trace("memfs_read_iter")()
-	return vfs.FilemapRead(t, &infoOf(f.Inode()).mapping, buf, pos)
-}
-
-// WriteIter is ->write_iter: generic_file_write_iter, under the inode's
-// i_rwsem as ext4's buffered write path takes it.
-func (o fileFileOps) WriteIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
-	defer t.Trace("memfs_write_iter")()
-	return vfs.GenericFileWriteIter(t, f, &infoOf(f.Inode()).mapping, buf, pos)
-}
-
-// Llseek is ->llseek: generic_file_llseek.
-func (o fileFileOps) Llseek(t *kernel.Task, f *vfs.File, off int64, whence int) (int64, error) {
-	inode := f.Inode()
-	return vfs.GenericFileLlseek(f, off, whence, inode.SB().MaxBytes(), inode.Size())
-}
-
-// UnlockedIoctl is ->unlocked_ioctl: the fscrypt ioctls.
-func (o fileFileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	return o.fs.ioctl(t, f, cmd, arg)
-}
-
 // ioctl dispatches the fscrypt ioctls, EOPNOTSUPP without encryption
 // support (no fscrypt operations on the superblock).
 func (fs *FS) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {

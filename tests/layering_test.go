@@ -27,6 +27,7 @@ var layers = [][]string{
 	{"dcache"},
 	{"vfs"},
 	{"hooks"},
+	{"libfs"},
 	{"ext4", "f2fs", "memfs", "internal/fstestutil"},
 	{"sim", "teach", "shell", "tests", "tests/conformance"},
 	{"quiz", "draw"},

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -9,23 +10,91 @@ import (
 	"github.com/vfslab/vfslab/kernel"
 )
 
-// BlockMapper is what a block-based filesystem gives BlockAops: the map
-// from a regular file's page index (its logical block: blocks are pages in
-// the model) to a block of its device, get_block_t's job (ext4_get_block,
-// f2fs_get_block). It is called with the mapping's lock held.
-type BlockMapper interface {
-	// GetBlock returns the device block behind logical block lblk of
-	// inode, nil for a hole; with create a hole first gets a new zeroed
-	// block (get_block with create set).
-	GetBlock(inode *Inode, lblk uint64, create bool) []byte
-	// TruncateBlocks gives the blocks from lblk from on back to the
-	// device (ext4_truncate, f2fs_truncate_blocks).
-	TruncateBlocks(inode *Inode, from uint64)
+// BlockMap is a file's map from page index (its logical block: blocks are
+// pages in the model) to a block of its device: what ext4's extent tree
+// and f2fs's dnodes hold, reduced to a map, and what ext4_get_block and
+// f2fs_get_block look up. ext4 and f2fs keep one per inode; BlockAops
+// reads and writes through it. The inode's i_data lock protects it.
+type BlockMap struct {
+	dev *BlockDevice
+	m   map[uint64]uint32
+}
+
+// Init makes m an empty map over dev.
+func (m *BlockMap) Init(dev *BlockDevice) { m.dev, m.m = dev, map[uint64]uint32{} }
+
+// Addr returns the device block behind page index lblk; ok is false for a
+// hole.
+func (m *BlockMap) Addr(lblk uint64) (addr uint32, ok bool) {
+	addr, ok = m.m[lblk]
+	return addr, ok
+}
+
+// GetBlock is get_block_t: the device block behind page index lblk, nil
+// for a hole; with create a hole first gets a new zeroed block.
+func (m *BlockMap) GetBlock(lblk uint64, create bool) []byte {
+	if addr, ok := m.m[lblk]; ok {
+		return m.dev.Block(addr)
+	}
+	if !create {
+		return nil
+	}
+	addr, blk := m.dev.Alloc()
+	m.m[lblk] = addr
+	return blk
+}
+
+// Punch makes page index lblk a hole, its block going back to the device
+// (f2fs_truncate_hole of one block).
+func (m *BlockMap) Punch(lblk uint64) {
+	if addr, ok := m.m[lblk]; ok {
+		m.dev.Free(addr)
+		delete(m.m, lblk)
+	}
+}
+
+// Truncate gives the blocks from page index from on back to the device
+// (ext4_truncate's ext4_ext_remove_space, f2fs_truncate_blocks).
+func (m *BlockMap) Truncate(from uint64) {
+	for idx, addr := range m.m {
+		if idx >= from {
+			m.dev.Free(addr)
+			delete(m.m, idx)
+		}
+	}
+}
+
+// Len is the number of mapped blocks.
+func (m *BlockMap) Len() int { return len(m.m) }
+
+// Indexes returns the mapped page indexes, in order.
+func (m *BlockMap) Indexes() []uint64 {
+	out := make([]uint64, 0, len(m.m))
+	for p := range m.m {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Raw returns copies of the mapped blocks by page index, nil for holes
+// (ciphertext for an encrypted file).
+func (m *BlockMap) Raw() [][]byte {
+	n := uint64(0)
+	for idx := range m.m {
+		n = max(n, idx+1)
+	}
+	out := make([][]byte, n)
+	for idx, addr := range m.m {
+		out[idx] = append([]byte(nil), m.dev.Block(addr)...)
+	}
+	return out
 }
 
 // BlockAops returns the AddressSpaceOperations of a filesystem that keeps
-// a regular file's pages in device blocks mapped by m, with fscrypt's
-// contents encryption where the kernel's block-based filesystems have it:
+// a regular file's pages in device blocks mapped by the inode's BlockMap
+// (blocks returns it), with fscrypt's contents encryption where the
+// kernel's block-based filesystems have it:
 //
 //   - a page is read from its block (mpage_read_folio,
 //     block_read_full_folio) and, in an encrypted file, decrypted in place
@@ -38,13 +107,13 @@ type BlockMapper interface {
 //     (fscrypt_encrypt_pagecache_blocks, as ext4_bio_write_folio and
 //     f2fs_encrypt_one_page do), whose ciphertext goes to the block; the
 //     page keeps its plaintext.
-func BlockAops(m BlockMapper) AddressSpaceOperations { return blockAops{m} }
+func BlockAops(blocks func(*Inode) *BlockMap) AddressSpaceOperations { return blockAops{blocks} }
 
-type blockAops struct{ m BlockMapper }
+type blockAops struct{ blocks func(*Inode) *BlockMap }
 
 // ReadFolio implements AddressSpaceOperations.
 func (a blockAops) ReadFolio(t *kernel.Task, inode *Inode, index uint64, page []byte) error {
-	b := a.m.GetBlock(inode, index, false)
+	b := a.blocks(inode).GetBlock(index, false)
 	if b == nil {
 		clear(page)
 		return nil
@@ -79,18 +148,18 @@ func (a blockAops) WritePage(t *kernel.Task, inode *Inode, index uint64, page []
 		defer fscrypt.FreeBouncePage(t, bounce)
 		src = bounce
 	}
-	copy(a.m.GetBlock(inode, index, true), src)
+	copy(a.blocks(inode).GetBlock(index, true), src)
 	return nil
 }
 
 // Bmap implements AddressSpaceOperations.
 func (a blockAops) Bmap(inode *Inode, index uint64) bool {
-	return a.m.GetBlock(inode, index, false) != nil
+	return a.blocks(inode).GetBlock(index, false) != nil
 }
 
 // TruncateBlocks implements AddressSpaceOperations.
 func (a blockAops) TruncateBlocks(t *kernel.Task, inode *Inode, from uint64) {
-	a.m.TruncateBlocks(inode, from)
+	a.blocks(inode).Truncate(from)
 }
 
 // BlockDevice is a simulated block device with its buffer cache (struct

@@ -55,11 +55,15 @@ type Inode struct {
 	// Op is i_op, Fop is i_fop.
 	Op  InodeOperations
 	Fop FileOperations
+	// Data is i_data, the regular file's page mapping (i_mapping points
+	// at it); the filesystem sets its Ops (and Host) when it makes the
+	// inode. Its lock protects the filesystem's block map.
+	Data AddressSpace
 	// Private is the filesystem's inode data (the container of the
 	// kernel's vfs_inode, or i_private).
 	Private any
 	// Pad to a multiple of the cache line.
-	_ [16]byte
+	_ [48]byte
 }
 
 // NewInode allocates an inode of sb (new_inode): mode is the file type and

@@ -46,7 +46,7 @@ func TestTraceScenarios(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--cold", "stat", "/tmp/link"}, []string{"dcache miss on \"tmp\"", "lookup_slow() {", "memfs_lookup();", "= 0 (stat"}},
-		{[]string{"read", "/secret/note", "100"}, []string{"memfs_read_iter", "\"top secret\\n\""}},
+		{[]string{"read", "/secret/note", "100"}, []string{"memfs_file_read_iter", "\"top secret\\n\""}},
 		{[]string{"--nokey", "getdents", "/secret"}, []string{"fscrypt_fname_disk_to_usr", "\"AAAA"}},
 		{[]string{"--nokey", "mkdir", "/secret/x"}, []string{"fscrypt_prepare_create", "= -1 ENOKEY"}},
 		{[]string{"--patches", "fscrypt-file-open=base", "open", "/tmp/hello", "rdwr"}, []string{"fscrypt_file_open();", "O_RDWR) = 0"}},

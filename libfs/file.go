@@ -1,0 +1,102 @@
+// Package libfs is what the filesystems share, as fs/libfs.c and
+// fs/buffer.c share it in Linux: the glue of a regular file's inode and
+// file operations over the generic page paths, and the fscrypt operations
+// of a filesystem that keeps the encryption context in an xattr. ext4,
+// f2fs and memfs each call it from their own operation tables, which keep
+// their kernel names (ext4_file_open, f2fs_setattr, ...) in traces.
+//
+// It sits above hooks (the glue calls fscrypt_file_open and
+// fscrypt_prepare_setattr) and below the filesystems.
+package libfs
+
+import (
+	"github.com/vfslab/vfslab/hooks"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
+)
+
+// Ioctl is a filesystem's ->unlocked_ioctl.
+type Ioctl func(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error)
+
+// RegularFile returns the inode and file operations of a regular file of
+// the filesystem called name (the kernel's <name>_file_inode_operations
+// and <name>_file_operations), whose pages are the inode's i_data (with
+// the address space operations the filesystem set on it) and whose ioctls
+// go to ioctl. The functions trace under their kernel names:
+// <name>_setattr, <name>_file_open, <name>_file_read_iter,
+// <name>_file_write_iter.
+func RegularFile(name string, ioctl Ioctl) (vfs.InodeOperations, vfs.FileOperations) {
+	return &fileInodeOps{setattr: name + "_setattr"},
+		&fileOps{open: name + "_file_open", read: name + "_file_read_iter", write: name + "_file_write_iter", ioctl: ioctl}
+}
+
+// fileInodeOps are a regular file's inode operations.
+type fileInodeOps struct {
+	vfs.NoInodeOps
+	setattr string
+}
+
+// Setattr is ext4_setattr / f2fs_setattr for what the model changes:
+// fscrypt_prepare_setattr (an encrypted file's size changes need its
+// key), then the truncation (truncate_setsize over i_data). The VFS holds
+// the inode's i_rwsem and a reference on d. Errors: ENOKEY, EFBIG,
+// ENOMEM, fscrypt's.
+func (o *fileInodeOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
+	defer t.Trace(o.setattr)()
+	if err := hooks.FscryptPrepareSetattr(t, d, attr); err != nil {
+		return err
+	}
+	if attr.Valid&vfs.ATTR_SIZE != 0 {
+		return vfs.TruncateSetsize(t, &d.Inode().Data, attr.Size)
+	}
+	return nil
+}
+
+// fileOps are a regular file's file operations.
+type fileOps struct {
+	vfs.NoFileOps
+	open, read, write string
+	ioctl             Ioctl
+}
+
+// Open is ext4_file_open / f2fs_file_open: fscrypt_file_open first. The
+// caller holds references on the inode and the file's path. Errors:
+// ENOKEY (an encrypted file without its key), EPERM (a policy the
+// encrypted parent does not permit: the parent check of seed 004's
+// variants), ENOMEM.
+func (o *fileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
+	defer t.Trace(o.open)()
+	return hooks.FscryptFileOpen(t, inode, f)
+}
+
+// ReadIter is the buffered read path (generic_file_read_iter, filemap_read
+// over i_data): pages are read from the filesystem and, in an encrypted
+// file, decrypted per data unit. Errors: ENOKEY, EIO (a failed
+// decryption), ENOMEM.
+func (o *fileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
+	defer t.Trace(o.read)()
+	return vfs.FilemapRead(t, &f.Inode().Data, buf, pos)
+}
+
+// WriteIter is ext4_file_write_iter / f2fs_file_write_iter, which take the
+// inode's i_rwsem (the caller must not hold it): each page is written
+// through (read, modified, encrypted into a bounce page in an encrypted
+// file, stored). Errors: ENOKEY, EFBIG (past s_maxbytes), ENOMEM; a
+// short write returns what was written.
+func (o *fileOps) WriteIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
+	defer t.Trace(o.write)()
+	return vfs.GenericFileWriteIter(t, f, &f.Inode().Data, buf, pos)
+}
+
+// Llseek is generic_file_llseek_size for SEEK_SET/CUR/END; SEEK_DATA and
+// SEEK_HOLE are answered as for a file without holes. The VFS holds
+// f_pos_lock. Errors: EINVAL (a bad whence or a negative result), ENXIO.
+func (o *fileOps) Llseek(t *kernel.Task, f *vfs.File, off int64, whence int) (int64, error) {
+	inode := f.Inode()
+	return vfs.GenericFileLlseek(f, off, whence, inode.SB().MaxBytes(), inode.Size())
+}
+
+// UnlockedIoctl is the filesystem's ioctl.
+func (o *fileOps) UnlockedIoctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
+	return o.ioctl(t, f, cmd, arg)
+}
