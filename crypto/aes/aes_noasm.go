@@ -33,13 +33,21 @@ const (
 	hasVAESAVX512 = false
 )
 
-func xtsEncAESNIAVX(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) { panic(noAsm) }
+func xtsEncAESNIAVX(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
+	panic(noAsm)
+}
 
-func xtsDecAESNIAVX(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) { panic(noAsm) }
+func xtsDecAESNIAVX(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
+	panic(noAsm)
+}
 
-func xtsEncVAESAVX2(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) { panic(noAsm) }
+func xtsEncVAESAVX2(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
+	panic(noAsm)
+}
 
-func xtsDecVAESAVX2(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) { panic(noAsm) }
+func xtsDecVAESAVX2(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
+	panic(noAsm)
+}
 
 func xtsEncVAESAVX512(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
 	panic(noAsm)
