@@ -215,6 +215,8 @@ func cryptContig(t *kernel.Task, tfm *Skcipher, dst, src, iv []byte, enc bool) e
 			t.Add(EvAESBlocks, blocks16(n))
 		}
 	case kindXTSNI:
+		// xts_crypt, shared by every x86 XTS driver: the tfm's XTS runs
+		// the assembly of its driver (aes.XTS.SetImpl at init).
 		if enc {
 			err = tfm.xtsNI.Encrypt(dst, src, (*[16]byte)(iv))
 		} else {
