@@ -4,10 +4,13 @@ import (
 	stdaes "crypto/aes"
 	"crypto/cipher"
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/crypto/adiantum"
 	"github.com/vfslab/vfslab/crypto/aes"
+	"github.com/vfslab/vfslab/crypto/hctr2"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"golang.org/x/crypto/xts"
@@ -249,6 +252,48 @@ func benchCTS(b *testing.B, n int, heap bool) {
 			}
 		}
 	})
+}
+
+// BenchmarkFnameWide is the filename path of the wide-block modes fscrypt
+// offers (FSCRYPT_MODE_ADIANTUM, FSCRYPT_MODE_AES_256_HCTR2) for 16- and
+// 32-byte names: through the API with an on-stack request, and the same
+// cipher called directly (packages crypto/adiantum and crypto/hctr2,
+// whose BenchmarkFilenamePrimitives split it further).
+func BenchmarkFnameWide(b *testing.B) {
+	for _, m := range []struct{ name, alg string }{
+		{"adiantum", "adiantum(xchacha12,aes)"},
+		{"hctr2", "hctr2(aes)"},
+	} {
+		for _, n := range []int{16, 32} {
+			buf := make([]byte, n)
+			b.Run(fmt.Sprintf("%s/%d/api-onstack", m.name, n), func(b *testing.B) {
+				tk, tfm := benchTfm(b, NewAPI(), m.alg)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := onStackOp(tk, tfm, buf, 0, true); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("%s/%d/direct", m.name, n), func(b *testing.B) {
+				ad, _ := adiantum.New(benchKey(32))
+				hc, _ := hctr2.New(benchKey(32))
+				b.ReportAllocs()
+				for b.Loop() {
+					var tweak [32]byte
+					var err error
+					if m.name == "adiantum" {
+						err = ad.Encrypt(buf, buf, tweak[:])
+					} else {
+						err = hc.Encrypt(buf, buf, tweak[:])
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
 
 // BenchmarkBio256K decrypts a 256 KiB bio of 4 KiB folios the four ways of
