@@ -157,8 +157,9 @@ func (s *stackReq) string(size int) string {
 // with a compiler that has -ftrivial-auto-var-init=zero) does to the
 // descriptor too, so the zeroing costs what the kernel's does.
 type SyncSkcipherRequestOnStack struct {
-	s   stackReq
-	ctx [MaxSyncSkcipherReqSize - stackReqExtra]byte
+	s stackReq
+	// The rest of the context area: room only, never read or written.
+	_ [MaxSyncSkcipherReqSize - stackReqExtra]byte
 }
 
 // stackReqExtra is how much more than struct skcipher_request the model's
