@@ -96,8 +96,28 @@ func (s *stackReq) setBio(bio *block.Bio, duBits uint, iv []byte) {
 
 // crypt runs the request: it passes views of its own arrays to the
 // dispatcher, so nothing the request holds is reached through a stored
-// pointer.
+// pointer. The usual request (a keyed synchronous tfm, one entry each way,
+// no counters) goes straight to the mode with a single call, so that the
+// model's bookkeeping costs no more than the kernel's; everything else,
+// with the same results, takes cryptSlow.
 func (s *stackReq) crypt(t *kernel.Task, ctxSize int, enc bool) error {
+	tfm := s.tfm
+	if tfm != nil && !s.bad && s.nsrc == 1 && s.ndst == 1 && s.flags&CRYPTO_SKCIPHER_REQ_BIO == 0 &&
+		t.Ev == nil && tfm.kind != kindEngine && tfm.reqsize <= ctxSize && tfm.flags&CRYPTO_TFM_NEED_KEY == 0 {
+		n, ivsize := s.cryptlen, tfm.alg.ivSize
+		if n > 0 && s.ivLen >= ivsize && len(s.src[0].buf) >= n && len(s.dst[0].buf) >= n {
+			d, src := s.dst[0].buf[:n], s.src[0].buf[:n]
+			if !inexactOverlap(d, src) {
+				return cryptContig(t, tfm, d, src, s.iv[:ivsize], enc)
+			}
+		}
+	}
+	return s.cryptSlow(t, ctxSize, enc)
+}
+
+// cryptSlow is crypt for every request: the checks of an on-stack
+// request, then cryptReq.
+func (s *stackReq) cryptSlow(t *kernel.Task, ctxSize int, enc bool) error {
 	if s.bad {
 		return errno.EINVAL
 	}
@@ -110,25 +130,6 @@ func (s *stackReq) crypt(t *kernel.Task, ctxSize int, enc bool) error {
 	}
 	if tfm.reqsize > ctxSize {
 		stackOverflow(tfm.reqsize, ctxSize)
-	}
-	n := s.cryptlen
-	if s.flags&CRYPTO_SKCIPHER_REQ_BIO == 0 && s.nsrc == 1 && s.ndst == 1 && n > 0 &&
-		len(s.src[0].buf) >= n && len(s.dst[0].buf) >= n && s.ivLen >= tfm.alg.ivSize {
-		// What cryptReq does for a request whose tables hold it in one
-		// entry each way (fscrypt's), without building the views of the
-		// arrays cryptReq takes: count, the key check, the overlap
-		// check, the mode. The two must stay in step.
-		if t.Ev != nil {
-			countRequest(t, s.flags, n, nil, enc)
-		}
-		if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
-			return errno.ENOKEY
-		}
-		d, src := s.dst[0].buf[:n], s.src[0].buf[:n]
-		if inexactOverlap(d, src) {
-			return errno.EINVAL
-		}
-		return cryptContig(t, tfm, d, src, s.iv[:tfm.alg.ivSize], enc)
 	}
 	return cryptReq(t, tfm, s.flags, s.bio, s.cryptlen, s.iv[:s.ivLen], s.src[:s.nsrc], s.dst[:s.ndst], enc, true)
 }
