@@ -18,7 +18,7 @@ import (
 // every length from 16 bytes to 64 KiB and every buffer alignment, instead
 // of the default suite's sample:
 //
-//	go test -run XTSDriversMatchAESNI -vaes.exhaustive ./crypto/
+//	go test -run XTSDriversMatchAESNI ./crypto/ -vaes.exhaustive
 var vaesExhaustive = flag.Bool("vaes.exhaustive", false, "x86 XTS drivers: every length 16..65536 and every alignment 0..63")
 
 // kernelXTSPriority is cra_priority of the x86 XTS drivers in

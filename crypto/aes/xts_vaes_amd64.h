@@ -4,7 +4,8 @@
 // for scratch, POLY, K0, KT, KLAST; the instruction macros VMOVU, VMOVA,
 // VXOR, BCAST, XOR3; NB blocks and VBYTES bytes per vector; ROUND4 and
 // ROUND1; NB2 or NB4 when a vector holds more than one block; CACHEKEYS
-// when every round key lives in a register) and the direction (AESR and
+// when every round key lives in a register; MULC and MULCONST for
+// MULXK_CLMUL, which advances the tweaks) and the direction (AESR and
 // AESRL: VAESENC/VAESENCLAST or VAESDEC/VAESDECLAST).
 //
 // The design is that of the kernel's arch/x86/crypto/aes-xts-avx-x86_64.S
@@ -29,7 +30,6 @@
 	SHLQ $4, R12
 	ADDQ AX, R12 // R12 = the last round key
 
-	VMOVDQU xtsDblMask<>(SB), X14
 	BCAST   xtsPoly<>(SB), POLY
 	VMOVDQU (R11), X4
 
@@ -60,6 +60,7 @@
 	MULXK(NB, W3)
 
 	BCAST (AX), K0
+	BCAST MULCONST, MULC
 #ifdef CACHEKEYS
 	// Round r of an nr-round schedule lives in Z(16+14-nr+r), so that the
 	// unrolled rounds below share their tail whatever nr is; the last
@@ -132,10 +133,10 @@ loop4_r10:
 	VMOVU D1, VBYTES(DI)
 	VMOVU D2, (2*VBYTES)(DI)
 	VMOVU D3, (3*VBYTES)(DI)
-	MULXK(4*NB, W0)
-	MULXK(4*NB, W1)
-	MULXK(4*NB, W2)
-	MULXK(4*NB, W3)
+	MULXK_CLMUL(W0)
+	MULXK_CLMUL(W1)
+	MULXK_CLMUL(W2)
+	MULXK_CLMUL(W3)
 	ADDQ $(4*VBYTES), SI
 	ADDQ $(4*VBYTES), DI
 	SUBQ $(4*NB), R9
