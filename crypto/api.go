@@ -30,6 +30,12 @@ const (
 	kindECBNI
 	kindCBCNI
 	kindCTSNI
+	// kindXTSNI is every x86 XTS driver (xts-aes-aesni, -aesni-avx,
+	// -vaes-avx2, -vaes-avx512): in the kernel they all run the one glue
+	// function xts_crypt of aesni-intel_glue.c with a different assembly
+	// function, so in the model they share one kind and one dispatcher
+	// case, and differ only in the aes.XTSImpl their tfm runs
+	// (Alg.xtsImpl).
 	kindXTSNI
 	// Template instances (crypto/ecb.c, cbc.c, cts.c, xts.c, essiv.c).
 	kindECB
@@ -82,6 +88,9 @@ type Alg struct {
 	// init: the xts tweak cipher and the essiv cipher (crypto_alloc_cipher
 	// by name, so the best driver at that time is used).
 	cipherName string
+
+	// xtsImpl is the assembly an x86 XTS driver (kindXTSNI) runs.
+	xtsImpl aes.XTSImpl
 
 	engine *Engine
 	ext    *SkcipherAlgDef
@@ -200,7 +209,9 @@ type Options struct {
 //	ecb(aes)       ecb-aes-aesni (400)
 //	cbc(aes)       cbc-aes-aesni (400)
 //	cts(cbc(aes))  cts-cbc-aes-aesni (400)
-//	xts(aes)       xts-aes-aesni (401)
+//	xts(aes)       xts-aes-aesni (401), and as the CPU allows (see
+//	               aes.XTSImpl.Available) xts-aes-aesni-avx (500),
+//	               xts-aes-vaes-avx2 (600), xts-aes-vaes-avx512 (800)
 //
 // and the templates ecb, cbc, cts, xts, essiv, adiantum and hctr2, whose
 // instances ("essiv(cbc(aes),sha256)", "adiantum(xchacha12,aes)",
@@ -250,7 +261,19 @@ func (api *API) registerBuiltins() {
 		chunkSize: 16, walkSize: 32, ctxSize: niCtx, kind: kindCTSNI})
 	api.addLocked(&Alg{name: "xts(aes)", driver: "xts-aes-aesni", priority: 401,
 		flags: CRYPTO_ALG_TYPE_SKCIPHER, blockSize: 16, minKey: 32, maxKey: 64, ivSize: 16,
-		chunkSize: 16, walkSize: 32, ctxSize: niXTSCtx, kind: kindXTSNI})
+		chunkSize: 16, walkSize: 32, ctxSize: niXTSCtx, kind: kindXTSNI, xtsImpl: aes.XTSAESNI})
+	// register_xts_algs: the AVX and VAES drivers, each only when the CPU
+	// has its features (nested: VAES-AVX512 needs what VAES-AVX2 needs,
+	// which needs what AESNI-AVX needs), under the same cra_name, so that
+	// "xts(aes)" finds the fastest and a driver name pins any.
+	for _, im := range []aes.XTSImpl{aes.XTSAESNIAVX, aes.XTSVAESAVX2, aes.XTSVAESAVX512} {
+		if !im.Available() {
+			break
+		}
+		api.addLocked(&Alg{name: "xts(aes)", driver: im.String(), priority: im.Priority(),
+			flags: CRYPTO_ALG_TYPE_SKCIPHER, blockSize: 16, minKey: 32, maxKey: 64, ivSize: 16,
+			chunkSize: 16, walkSize: 32, ctxSize: niXTSCtx, kind: kindXTSNI, xtsImpl: im})
+	}
 }
 
 // addLocked appends a to the algorithm list (crypto_register_alg). The

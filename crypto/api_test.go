@@ -64,7 +64,7 @@ func TestArchDrivers(t *testing.T) {
 		"ecb(aes)":                "ecb-aes-aesni",
 		"cbc(aes)":                "cbc-aes-aesni",
 		"cts(cbc(aes))":           "cts-cbc-aes-aesni",
-		"xts(aes)":                "xts-aes-aesni",
+		"xts(aes)":                aes.BestXTSImpl().String(),
 		"essiv(cbc(aes),sha256)":  "essiv(cbc-aes-aesni,sha256-generic)",
 		"adiantum(xchacha12,aes)": "adiantum(xchacha12-lib,aes-aesni)",
 		"hctr2(aes)":              "hctr2_base(xctr(aes-aesni),polyval-lib)",
@@ -112,7 +112,7 @@ func TestArchDrivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tfm.DriverName() != "xts-aes-aesni" {
+	if tfm.DriverName() != aes.BestXTSImpl().String() {
 		t.Errorf("after instantiating xts(ecb(aes-generic)), xts(aes) is %s", tfm.DriverName())
 	}
 	tfm.Free(tk)

@@ -4,10 +4,13 @@ import (
 	stdaes "crypto/aes"
 	"crypto/cipher"
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/crypto/adiantum"
 	"github.com/vfslab/vfslab/crypto/aes"
+	"github.com/vfslab/vfslab/crypto/hctr2"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"golang.org/x/crypto/xts"
@@ -103,6 +106,20 @@ func BenchmarkXTS4K(b *testing.B) {
 				}
 			}
 		})
+		// One sub-benchmark per x86 XTS driver, pinned by name through
+		// the API as api-onstack runs the selected one.
+		for _, drv := range xtsDriverNames() {
+			b.Run(drv+"/"+dir.name, func(b *testing.B) {
+				tk, tfm := benchTfm(b, NewAPI(), drv)
+				b.SetBytes(duSize)
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					if err := onStackOp(tk, tfm, buf, uint64(i), dir.enc); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 		b.Run("api-heap/"+dir.name, func(b *testing.B) {
 			tk, tfm := benchTfm(b, NewAPI(), "xts(aes)")
 			b.SetBytes(duSize)
@@ -126,6 +143,9 @@ func BenchmarkXTS4K(b *testing.B) {
 		b.Run("crypto-aes-direct/"+dir.name, func(b *testing.B) {
 			var x aes.XTS
 			if err := x.SetKey(benchKey(64)); err != nil {
+				b.Fatal(err)
+			}
+			if err := x.SetImpl(aes.BestXTSImpl()); err != nil {
 				b.Fatal(err)
 			}
 			b.SetBytes(duSize)
@@ -173,9 +193,16 @@ func BenchmarkXTS4K(b *testing.B) {
 
 // BenchmarkCTS16 is the per-request overhead of the model: a 16-byte
 // cts(cbc(aes)) request (one AES block, a short filename) on the stack, on
-// the heap, and the same block through package crypto/aes directly.
-func BenchmarkCTS16(b *testing.B) {
-	buf := make([]byte, 16)
+// the heap, the same request through package crypto/aes directly, and the
+// raw AES block operation it needs (one aes_encrypt of IV ^ name).
+func BenchmarkCTS16(b *testing.B) { benchCTS(b, 16, true) }
+
+// BenchmarkCTS32 is BenchmarkCTS16 for a 32-byte name: two CBC blocks with
+// the last two swapped, two raw AES block operations.
+func BenchmarkCTS32(b *testing.B) { benchCTS(b, 32, false) }
+
+func benchCTS(b *testing.B, n int, heap bool) {
+	buf := make([]byte, n)
 	b.Run("api-onstack", func(b *testing.B) {
 		tk, tfm := benchTfm(b, NewAPI(), "cts(cbc(aes))")
 		b.ReportAllocs()
@@ -185,15 +212,17 @@ func BenchmarkCTS16(b *testing.B) {
 			}
 		}
 	})
-	b.Run("api-heap", func(b *testing.B) {
-		tk, tfm := benchTfm(b, NewAPI(), "cts(cbc(aes))")
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := heapOp(tk, &tfm.Skcipher, buf, 0, true); err != nil {
-				b.Fatal(err)
+	if heap {
+		b.Run("api-heap", func(b *testing.B) {
+			tk, tfm := benchTfm(b, NewAPI(), "cts(cbc(aes))")
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := heapOp(tk, &tfm.Skcipher, buf, 0, true); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 	b.Run("crypto-aes-direct", func(b *testing.B) {
 		var c aes.CTSCBC
 		c.SetKey(benchKey(32))
@@ -205,6 +234,66 @@ func BenchmarkCTS16(b *testing.B) {
 			}
 		}
 	})
+	// The block operations alone: CBC over the n/16 blocks (the XOR with
+	// the chaining value and aes_encrypt per block), no stealing, no
+	// request.
+	b.Run("aes-blocks", func(b *testing.B) {
+		var c aes.Ctx
+		if err := aes.ExpandKey(&c, benchKey(32)); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			var chain [16]byte
+			for i := 0; i < n; i += 16 {
+				subtleXor16(&chain, &chain, (*[16]byte)(buf[i:i+16]))
+				c.Encrypt(chain[:], chain[:])
+				copy(buf[i:i+16], chain[:])
+			}
+		}
+	})
+}
+
+// BenchmarkFnameWide is the filename path of the wide-block modes fscrypt
+// offers (FSCRYPT_MODE_ADIANTUM, FSCRYPT_MODE_AES_256_HCTR2) for 16- and
+// 32-byte names: through the API with an on-stack request, and the same
+// cipher called directly (packages crypto/adiantum and crypto/hctr2,
+// whose BenchmarkFilenamePrimitives split it further).
+func BenchmarkFnameWide(b *testing.B) {
+	for _, m := range []struct{ name, alg string }{
+		{"adiantum", "adiantum(xchacha12,aes)"},
+		{"hctr2", "hctr2(aes)"},
+	} {
+		for _, n := range []int{16, 32} {
+			buf := make([]byte, n)
+			b.Run(fmt.Sprintf("%s/%d/api-onstack", m.name, n), func(b *testing.B) {
+				tk, tfm := benchTfm(b, NewAPI(), m.alg)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := onStackOp(tk, tfm, buf, 0, true); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("%s/%d/direct", m.name, n), func(b *testing.B) {
+				ad, _ := adiantum.New(benchKey(32))
+				hc, _ := hctr2.New(benchKey(32))
+				b.ReportAllocs()
+				for b.Loop() {
+					var tweak [32]byte
+					var err error
+					if m.name == "adiantum" {
+						err = ad.Encrypt(buf, buf, tweak[:])
+					} else {
+						err = hc.Encrypt(buf, buf, tweak[:])
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
 
 // BenchmarkBio256K decrypts a 256 KiB bio of 4 KiB folios the four ways of

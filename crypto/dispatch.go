@@ -65,7 +65,7 @@ func cryptSyncNoCount(t *kernel.Task, tfm *Skcipher, h *reqHeader, enc bool) err
 // copied) in between.
 func cryptReq(t *kernel.Task, tfm *Skcipher, flags uint32, bio *block.Bio, cryptlen int, iv []byte,
 	src, dst []Scatterlist, enc, count bool) error {
-	if count {
+	if count && t.Ev != nil {
 		countRequest(t, flags, cryptlen, bio, enc)
 	}
 	if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
@@ -78,24 +78,28 @@ func cryptReq(t *kernel.Task, tfm *Skcipher, flags uint32, bio *block.Bio, crypt
 	if len(iv) < ivsize || cryptlen < 0 {
 		return errno.EINVAL
 	}
-	return cryptSG(t, tfm, dst, src, cryptlen, iv[:ivsize], enc)
-}
-
-// cryptSG is the skcipher walk: when src and dst each hold the whole request
-// in their first entry (the usual case) the mode runs directly on them;
-// otherwise the request is gathered into a bounce buffer, processed and
-// scattered back (skcipher_walk's slow path for blocks split across
-// entries).
-func cryptSG(t *kernel.Task, tfm *Skcipher, dst, src []Scatterlist, n int, iv []byte, enc bool) error {
-	if n == 0 {
-		return cryptContig(t, tfm, nil, nil, iv, enc)
-	}
-	if len(src) > 0 && len(dst) > 0 && len(src[0].buf) >= n && len(dst[0].buf) >= n {
+	// The skcipher walk: when src and dst each hold the whole request in
+	// their first entry (the usual case) the mode runs directly on them;
+	// otherwise cryptSGBounce gathers the request into a bounce buffer
+	// (skcipher_walk's slow path for blocks split across entries).
+	n := cryptlen
+	if n != 0 && len(src) > 0 && len(dst) > 0 && len(src[0].buf) >= n && len(dst[0].buf) >= n {
 		d, s := dst[0].buf[:n], src[0].buf[:n]
 		if inexactOverlap(d, s) {
 			return errno.EINVAL
 		}
-		return cryptContig(t, tfm, d, s, iv, enc)
+		return cryptContig(t, tfm, d, s, iv[:ivsize], enc)
+	}
+	return cryptSGBounce(t, tfm, dst, src, n, iv[:ivsize], enc)
+}
+
+// cryptSGBounce is the walk for an empty request and for tables that
+// split it: the request gathered into a bounce buffer (on the stack up to
+// bounceStack bytes), processed and scattered back. It is a function of
+// its own so that the usual path does not carry its frame.
+func cryptSGBounce(t *kernel.Task, tfm *Skcipher, dst, src []Scatterlist, n int, iv []byte, enc bool) error {
+	if n == 0 {
+		return cryptContig(t, tfm, nil, nil, iv, enc)
 	}
 	if sgTotal(src) < n || sgTotal(dst) < n {
 		return errno.EINVAL
@@ -215,6 +219,8 @@ func cryptContig(t *kernel.Task, tfm *Skcipher, dst, src, iv []byte, enc bool) e
 			t.Add(EvAESBlocks, blocks16(n))
 		}
 	case kindXTSNI:
+		// xts_crypt, shared by every x86 XTS driver: the tfm's XTS runs
+		// the assembly of its driver (aes.XTS.SetImpl at init).
 		if enc {
 			err = tfm.xtsNI.Encrypt(dst, src, (*[16]byte)(iv))
 		} else {

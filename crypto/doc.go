@@ -3,7 +3,9 @@
 // skcipher frontend with allocated and on-stack requests (crypto/skcipher.c,
 // include/crypto/skcipher.h), the templates cbc, cts, ecb, xts and essiv
 // (crypto/{cbc,cts,ecb,xts,essiv}.c) plus adiantum and hctr2, the x86 AES-NI
-// drivers (arch/x86/crypto/aesni-intel_glue.c), a modelled asynchronous
+// drivers and the AVX/VAES XTS drivers "xts-aes-aesni-avx",
+// "xts-aes-vaes-avx2" and "xts-aes-vaes-avx512" where the CPU has them
+// (arch/x86/crypto/aesni-intel_glue.c), a modelled asynchronous
 // hardware engine (crypto/crypto_engine.c), the whole-bio requests and
 // request chaining of seed 003, and the library functions (AES, SHA-2,
 // HMAC, HKDF, SipHash).

@@ -11,6 +11,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/vfslab/vfslab/crypto/aes"
 	"github.com/vfslab/vfslab/kernel"
 )
 
@@ -157,6 +158,9 @@ func TestIEEE1619XTS(t *testing.T) {
 		tfm, err := api.AllocSkcipher(tk, "xts(aes)", 0, 0)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if name == "default" && aes.Accelerated() && tfm.DriverName() != aes.BestXTSImpl().String() {
+			t.Errorf("xts(aes) is %s, want %s", tfm.DriverName(), aes.BestXTSImpl())
 		}
 		for _, v := range ieee1619Vectors {
 			if err := tfm.SetKey(tk, unhex(t, v.key)); err != nil {

@@ -47,28 +47,46 @@ func (s *stackReq) setCallback(flags uint32) {
 	s.flags = flags | CRYPTO_TFM_REQ_ON_STACK
 }
 
+// setIV copies the IV in; the IV sizes of the model's algorithms (16 and
+// 32 bytes) are copied as arrays rather than through memmove.
 func (s *stackReq) setIV(iv []byte) {
-	if len(iv) > maxIVSize {
-		s.bad = true
-		return
+	switch len(iv) {
+	case 16:
+		*(*[16]byte)(s.iv[:16]) = [16]byte(iv)
+	case maxIVSize:
+		s.iv = [maxIVSize]byte(iv)
+	default:
+		if len(iv) > maxIVSize {
+			s.bad = true
+			return
+		}
+		copy(s.iv[:], iv)
 	}
-	s.ivLen = copy(s.iv[:], iv)
+	s.ivLen = len(iv)
 }
 
 func (s *stackReq) setCrypt(src, dst []Scatterlist, cryptlen int, iv []byte) {
 	s.cryptlen, s.bio = cryptlen, nil
+	if len(src) > 0 && len(dst) > 0 && (len(src) == 1 || src[0].end) && (len(dst) == 1 || dst[0].end) {
+		// One entry each way (sg_init_one), what fscrypt passes.
+		s.nsrc, s.ndst = 1, 1
+		s.src[0], s.dst[0] = src[0], dst[0]
+	} else if !s.setTables(src, dst) {
+		return
+	}
+	s.setIV(iv)
+}
+
+// setTables copies tables of several entries in (false: too many).
+func (s *stackReq) setTables(src, dst []Scatterlist) bool {
 	s.nsrc, s.ndst = SgNents(src), SgNents(dst)
 	if s.nsrc > maxStackSG || s.ndst > maxStackSG {
 		s.bad = true
-		return
+		return false
 	}
-	if s.nsrc == 1 && s.ndst == 1 {
-		s.src[0], s.dst[0] = src[0], dst[0]
-	} else {
-		copy(s.src[:], src[:s.nsrc])
-		copy(s.dst[:], dst[:s.ndst])
-	}
-	s.setIV(iv)
+	copy(s.src[:], src[:s.nsrc])
+	copy(s.dst[:], dst[:s.ndst])
+	return true
 }
 
 func (s *stackReq) setBio(bio *block.Bio, duBits uint, iv []byte) {
@@ -78,8 +96,28 @@ func (s *stackReq) setBio(bio *block.Bio, duBits uint, iv []byte) {
 
 // crypt runs the request: it passes views of its own arrays to the
 // dispatcher, so nothing the request holds is reached through a stored
-// pointer.
+// pointer. The usual request (a keyed synchronous tfm, one entry each way,
+// no counters) goes straight to the mode with a single call, so that the
+// model's bookkeeping costs no more than the kernel's; everything else,
+// with the same results, takes cryptSlow.
 func (s *stackReq) crypt(t *kernel.Task, ctxSize int, enc bool) error {
+	tfm := s.tfm
+	if tfm != nil && !s.bad && s.nsrc == 1 && s.ndst == 1 && s.flags&CRYPTO_SKCIPHER_REQ_BIO == 0 &&
+		t.Ev == nil && tfm.kind != kindEngine && tfm.reqsize <= ctxSize && tfm.flags&CRYPTO_TFM_NEED_KEY == 0 {
+		n, ivsize := s.cryptlen, tfm.alg.ivSize
+		if n > 0 && s.ivLen >= ivsize && len(s.src[0].buf) >= n && len(s.dst[0].buf) >= n {
+			d, src := s.dst[0].buf[:n], s.src[0].buf[:n]
+			if !inexactOverlap(d, src) {
+				return cryptContig(t, tfm, d, src, s.iv[:ivsize], enc)
+			}
+		}
+	}
+	return s.cryptSlow(t, ctxSize, enc)
+}
+
+// cryptSlow is crypt for every request: the checks of an on-stack
+// request, then cryptReq.
+func (s *stackReq) cryptSlow(t *kernel.Task, ctxSize int, enc bool) error {
 	if s.bad {
 		return errno.EINVAL
 	}
@@ -88,17 +126,23 @@ func (s *stackReq) crypt(t *kernel.Task, ctxSize int, enc bool) error {
 		return errno.EINVAL
 	}
 	if tfm.kind == kindEngine {
-		countRequest(t, s.flags, s.cryptlen, s.bio, enc)
-		if tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
-			return errno.ENOKEY
-		}
-		t.Inc(EvAsyncEAGAIN)
-		return errno.EAGAIN
+		return s.refuseAsync(t, enc)
 	}
 	if tfm.reqsize > ctxSize {
 		stackOverflow(tfm.reqsize, ctxSize)
 	}
 	return cryptReq(t, tfm, s.flags, s.bio, s.cryptlen, s.iv[:s.ivLen], s.src[:s.nsrc], s.dst[:s.ndst], enc, true)
+}
+
+// refuseAsync is an asynchronous tfm's answer to an on-stack request:
+// counted, then ENOKEY without a key, else EAGAIN (the caller clones it).
+func (s *stackReq) refuseAsync(t *kernel.Task, enc bool) error {
+	countRequest(t, s.flags, s.cryptlen, s.bio, enc)
+	if s.tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
+		return errno.ENOKEY
+	}
+	t.Inc(EvAsyncEAGAIN)
+	return errno.EAGAIN
 }
 
 func (s *stackReq) string(size int) string {
@@ -123,12 +167,26 @@ func (s *stackReq) string(size int) string {
 // request, and the request runs through the static dispatcher only (see the
 // package documentation), which testing.AllocsPerRun and
 // `go build -gcflags=-m` confirm. A table may have up to 4 entries per
-// direction (EINVAL beyond). The kernel leaves the descriptor
-// uninitialised; Go zeroes it, a cost the model keeps.
+// direction (EINVAL beyond).
+//
+// The declaration is as large as the kernel's, SizeofSkcipherRequest +
+// MAX_SYNC_SKCIPHER_REQSIZE (464 bytes): the model's copies of the IV and
+// the scatterlist entries take the place of part of the context area. Go
+// zeroes it at the declaration, which is what a kernel built with
+// CONFIG_INIT_STACK_ALL_ZERO (the default of security/Kconfig.hardening
+// with a compiler that has -ftrivial-auto-var-init=zero) does to the
+// descriptor too, so the zeroing costs what the kernel's does.
 type SyncSkcipherRequestOnStack struct {
-	s   stackReq
-	ctx [MaxSyncSkcipherReqSize]byte
+	s stackReq
+	// The rest of the context area: room only, never read or written.
+	_ [MaxSyncSkcipherReqSize - stackReqExtra]byte
 }
+
+// stackReqExtra is how much more than struct skcipher_request the model's
+// request header takes (its inline IV and scatterlist copies). The array
+// above would have a negative length, a compile error, if it exceeded the
+// context area.
+const stackReqExtra = int(unsafe.Sizeof(stackReq{})) - SizeofSkcipherRequest
 
 // Init is the macro's declaration plus skcipher_request_set_sync_tfm: the
 // request is reset and bound to tfm. It counts one on-stack request.
@@ -161,7 +219,7 @@ func (r *SyncSkcipherRequestOnStack) SetBio(bio *block.Bio, duBits uint, iv []by
 func (r *SyncSkcipherRequestOnStack) IV() []byte { return r.s.iv[:r.s.ivLen] }
 
 // CtxSize returns the request context room: MAX_SYNC_SKCIPHER_REQSIZE.
-func (r *SyncSkcipherRequestOnStack) CtxSize() int { return len(r.ctx) }
+func (r *SyncSkcipherRequestOnStack) CtxSize() int { return MaxSyncSkcipherReqSize }
 
 // Encrypt is crypto_skcipher_encrypt on the on-stack request. Errors:
 // ENOKEY without a key, EINVAL for lengths the mode rejects, short IVs or

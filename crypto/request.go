@@ -89,6 +89,8 @@ type SkcipherRequest struct {
 	ivCopy  [maxIVSize]byte
 	sgCopy  []Scatterlist
 	isClone bool
+	// sgOne holds the src and dst entries of SetCryptOne.
+	sgOne [2]Scatterlist
 }
 
 // maxIVSize is the largest IV of the modelled algorithms (Adiantum and
@@ -155,6 +157,25 @@ func (req *SkcipherRequest) SetCallback(flags uint32, fn CompletionFunc, data an
 func (req *SkcipherRequest) SetCrypt(src, dst []Scatterlist, cryptlen int, iv []byte) {
 	req.h.setCrypt(src, dst, cryptlen, iv)
 }
+
+// SetCryptOne is sg_init_one on src and on dst followed by
+// skcipher_request_set_crypt(req, src_sg, dst_sg, len(src), iv), for a
+// caller whose scatterlists and IV live in its own frame while the request
+// is on the heap (fscrypt before Linux 6.17). In the kernel the request
+// points at them there; a Go heap object cannot point into a goroutine's
+// stack, so instead of making the caller move them to the heap (a Go
+// allocation the kernel does not make) the request keeps the two entries
+// and a copy of the IV (at most 32 bytes) inside itself. The IV as the
+// driver leaves it is read with IV; the caller's iv is not updated.
+func (req *SkcipherRequest) SetCryptOne(src, dst, iv []byte) {
+	SgInitOne(&req.sgOne[0], src)
+	SgInitOne(&req.sgOne[1], dst)
+	n := copy(req.ivCopy[:], iv)
+	req.h.setCrypt(req.sgOne[0:1], req.sgOne[1:2], len(src), req.ivCopy[:n])
+}
+
+// IV returns the request's IV (req->iv) as the driver left it.
+func (req *SkcipherRequest) IV() []byte { return req.h.iv }
 
 // SetBio makes the request a whole-bio request (seed 003): the caller also
 // sets CRYPTO_SKCIPHER_REQ_BIO in the callback flags. The driver processes

@@ -168,6 +168,7 @@ func (tfm *Skcipher) initCtx(t *kernel.Task) error {
 		tfm.ctsNI = new(aes.CTSCBC)
 	case kindXTSNI:
 		tfm.xtsNI = new(aes.XTS)
+		err = tfm.xtsNI.SetImpl(alg.xtsImpl)
 	case kindECB, kindCBC:
 		tfm.cipher, err = createCipher(t, alg.spawns[0])
 	case kindCTS:

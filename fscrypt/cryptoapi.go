@@ -111,18 +111,12 @@ func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.S
 	}
 	var wait crypto.CryptoWait
 	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
-	// The request lives on the heap and keeps pointers to its IV and
-	// scatterlists until it completes, so they go to the heap too (the
-	// caller's IV is copied: it stays on the caller's stack for the
-	// on-stack variants that share the caller).
-	hv := new(struct {
-		iv [maxIVSize]byte
-		sg [2]crypto.Scatterlist
-	})
-	n := copy(hv.iv[:], iv)
-	crypto.SgInitOne(&hv.sg[0], src)
-	crypto.SgInitOne(&hv.sg[1], dst)
-	req.SetCrypt(hv.sg[0:1], hv.sg[1:2], len(src), hv.iv[:n])
+	// sg_init_one and skcipher_request_set_crypt. The request lives on
+	// the heap and points at its IV and scatterlists until it completes;
+	// the kernel keeps them in this frame, the model inside the request
+	// (SetCryptOne copies the IV), so that no Go allocation beyond the
+	// request's own is made for them.
+	req.SetCryptOne(src, dst, iv)
 	if enc {
 		err = crypto.CryptoWaitReq(t, req.Encrypt(t), &wait)
 	} else {

@@ -72,3 +72,43 @@ func BenchmarkSetKey(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFilenamePrimitives splits an Adiantum filename encryption (16
+// and 32 bytes: a bulk part of 0 or 16 bytes and the 16-byte block) into
+// its primitives, to set beside BenchmarkEncrypt/16 and /32 and the Crypto
+// API path (crypto's BenchmarkFnameWide): the Poly1305 header hash (once
+// per request), NHPoly1305 of the bulk (twice), one AES-256 block and
+// XChaCha12 of the bulk (HChaCha12 plus one ChaCha12 block).
+func BenchmarkFilenamePrimitives(b *testing.B) {
+	c, _ := New(make([]byte, KeySize))
+	tweak := make([]byte, TweakSize)
+	for _, n := range []int{16, 32} {
+		bulk := make([]byte, n-BlockSize)
+		b.Run(fmt.Sprintf("%d/header-poly1305", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.headerHash(len(bulk), tweak)
+			}
+		})
+		b.Run(fmt.Sprintf("%d/nhpoly1305", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				nhpoly1305(&c.hashKey, bulk)
+			}
+		})
+		b.Run(fmt.Sprintf("%d/aes-block", n), func(b *testing.B) {
+			var blk [BlockSize]byte
+			b.ReportAllocs()
+			for b.Loop() {
+				c.blockcipher.Encrypt(blk[:], blk[:])
+			}
+		})
+		b.Run(fmt.Sprintf("%d/xchacha12", n), func(b *testing.B) {
+			var cm [BlockSize]byte
+			b.ReportAllocs()
+			for b.Loop() {
+				c.streamXOR(bulk, bulk, &cm)
+			}
+		})
+	}
+}

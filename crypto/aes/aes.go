@@ -41,6 +41,17 @@
 // (S-box lookups plus arithmetic MixColumns, no large T-tables) is used.
 // Both produce identical key schedules and outputs; [Accelerated] reports
 // which one is in use.
+//
+// XTS has the other x86 drivers of aesni-intel_glue.c as well, chosen per
+// [XTS] with [XTS.SetImpl] where the CPU has them ([XTSImpl.Available],
+// from golang.org/x/sys/cpu and CPUID): "xts-aes-aesni-avx" (VEX-coded
+// AES-NI, xmm), "xts-aes-vaes-avx2" (VAES and VPCLMULQDQ on ymm) and
+// "xts-aes-vaes-avx512" (the same on zmm), one assembly body
+// (xts_vaes_amd64.h) after arch/x86/crypto/aes-xts-avx-x86_64.S: four
+// vectors of blocks per iteration, the tweaks advanced by a vector
+// multiplication by x^k in GF(2^128). Ciphertext stealing, the tweak
+// encryption and the request checks are the same Go code for all of them,
+// as xts_crypt is shared by the kernel's drivers.
 package aes
 
 import (

@@ -26,4 +26,35 @@ func xtsEncAsm(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]by
 
 func xtsDecAsm(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) { panic(noAsm) }
 
+// Nor do the wider XTS drivers.
+const (
+	hasAESNIAVX   = false
+	hasVAESAVX2   = false
+	hasVAESAVX512 = false
+)
+
+func xtsEncAESNIAVX(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
+	panic(noAsm)
+}
+
+func xtsDecAESNIAVX(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
+	panic(noAsm)
+}
+
+func xtsEncVAESAVX2(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
+	panic(noAsm)
+}
+
+func xtsDecVAESAVX2(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
+	panic(noAsm)
+}
+
+func xtsEncVAESAVX512(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
+	panic(noAsm)
+}
+
+func xtsDecVAESAVX512(nr int, xk *uint32, dst, src *byte, nblocks int, t *[BlockSize]byte) {
+	panic(noAsm)
+}
+
 const noAsm = "aes: assembly called in a build without it"

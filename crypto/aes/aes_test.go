@@ -36,6 +36,25 @@ func impls() []struct {
 	return out
 }
 
+// xtsImpls lists the XTS implementations this machine can run.
+func xtsImpls() []XTSImpl {
+	var out []XTSImpl
+	for _, im := range XTSImpls {
+		if im.Available() {
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
+// xtsImplOf is the XTS implementation of impls()'s asm flag.
+func xtsImplOf(asm bool) XTSImpl {
+	if asm {
+		return XTSAESNI
+	}
+	return XTSGeneric
+}
+
 // tb is the part of testing.TB (and *rapid.T) the helpers need.
 type tb interface {
 	Helper()

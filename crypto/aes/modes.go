@@ -81,24 +81,46 @@ func cbcDecrypt(c *Ctx, dst, src []byte, iv *[BlockSize]byte, asm bool) {
 	cbcDecryptGeneric(c, dst, src, iv)
 }
 
-func xtsEncryptBlocks(c *Ctx, dst, src []byte, t *[BlockSize]byte, asm bool) {
-	if asm {
-		if len(src) >= BlockSize {
-			xtsEncAsm(c.rounds(), &c.KeyEnc[0], &dst[0], &src[0], len(src)/BlockSize, t)
-		}
+// xtsEncryptBlocks XTS-encrypts the whole blocks of src with the bulk
+// function of impl (already resolved by XTSImpl.resolve).
+func xtsEncryptBlocks(c *Ctx, dst, src []byte, t *[BlockSize]byte, impl XTSImpl) {
+	if len(src) < BlockSize {
 		return
 	}
-	xtsEncryptGeneric(c, dst, src, t)
+	nr, n := c.rounds(), len(src)/BlockSize
+	switch impl {
+	case XTSVAESAVX512:
+		xtsEncVAESAVX512(nr, &c.KeyEnc[0], &dst[0], &src[0], n, t)
+	case XTSVAESAVX2:
+		xtsEncVAESAVX2(nr, &c.KeyEnc[0], &dst[0], &src[0], n, t)
+	case XTSAESNIAVX:
+		xtsEncAESNIAVX(nr, &c.KeyEnc[0], &dst[0], &src[0], n, t)
+	case XTSAESNI:
+		xtsEncAsm(nr, &c.KeyEnc[0], &dst[0], &src[0], n, t)
+	default:
+		xtsEncryptGeneric(c, dst, src, t)
+	}
 }
 
-func xtsDecryptBlocks(c *Ctx, dst, src []byte, t *[BlockSize]byte, asm bool) {
-	if asm {
-		if len(src) >= BlockSize {
-			xtsDecAsm(c.rounds(), &c.KeyDec[0], &dst[0], &src[0], len(src)/BlockSize, t)
-		}
+// xtsDecryptBlocks is xtsEncryptBlocks's inverse, with the decryption
+// schedule.
+func xtsDecryptBlocks(c *Ctx, dst, src []byte, t *[BlockSize]byte, impl XTSImpl) {
+	if len(src) < BlockSize {
 		return
 	}
-	xtsDecryptGeneric(c, dst, src, t)
+	nr, n := c.rounds(), len(src)/BlockSize
+	switch impl {
+	case XTSVAESAVX512:
+		xtsDecVAESAVX512(nr, &c.KeyDec[0], &dst[0], &src[0], n, t)
+	case XTSVAESAVX2:
+		xtsDecVAESAVX2(nr, &c.KeyDec[0], &dst[0], &src[0], n, t)
+	case XTSAESNIAVX:
+		xtsDecAESNIAVX(nr, &c.KeyDec[0], &dst[0], &src[0], n, t)
+	case XTSAESNI:
+		xtsDecAsm(nr, &c.KeyDec[0], &dst[0], &src[0], n, t)
+	default:
+		xtsDecryptGeneric(c, dst, src, t)
+	}
 }
 
 // keyedCtx is the key state the single-key mode tfms (ECB, CBC, CTSCBC)
@@ -320,8 +342,111 @@ func ctsDecrypt(c *Ctx, dst, src []byte, iv *[BlockSize]byte, asm bool) {
 	clear(x[:])
 }
 
+// XTSImpl names one of the x86 AES-XTS drivers of
+// arch/x86/crypto/aesni-intel_glue.c (Linux 6.15 and later, where the
+// VAES + AVX10/256 driver was dropped and VAES + AVX10/512 became
+// "xts-aes-vaes-avx512"), or the portable code. They compute the same
+// function and differ only in speed; [XTS.SetImpl] picks one.
+type XTSImpl uint8
+
+const (
+	// XTSAESNI is "xts-aes-aesni" (priority 401): legacy-SSE AES-NI, eight
+	// blocks interleaved (aes_amd64.s). It is the zero value of an XTS's
+	// implementation; without AES-NI it runs the portable code.
+	XTSAESNI XTSImpl = iota
+	// XTSGeneric is the portable Go code (what the xts template over
+	// aes-generic computes).
+	XTSGeneric
+	// XTSAESNIAVX is "xts-aes-aesni-avx" (priority 500): VEX-coded AES-NI
+	// on xmm registers, four blocks per iteration.
+	XTSAESNIAVX
+	// XTSVAESAVX2 is "xts-aes-vaes-avx2" (priority 600): VAES and
+	// VPCLMULQDQ on ymm registers, eight blocks per iteration.
+	XTSVAESAVX2
+	// XTSVAESAVX512 is "xts-aes-vaes-avx512" (priority 800): VAES and
+	// VPCLMULQDQ on zmm registers, sixteen blocks per iteration, the round
+	// keys held in registers.
+	XTSVAESAVX512
+)
+
+// XTSImpls lists every implementation, the portable one first and then
+// in the kernel's priority order.
+var XTSImpls = []XTSImpl{XTSGeneric, XTSAESNI, XTSAESNIAVX, XTSVAESAVX2, XTSVAESAVX512}
+
+// String returns the kernel's cra_driver_name of the driver ("generic" for
+// the portable code).
+func (i XTSImpl) String() string {
+	switch i {
+	case XTSAESNI:
+		return "xts-aes-aesni"
+	case XTSGeneric:
+		return "generic"
+	case XTSAESNIAVX:
+		return "xts-aes-aesni-avx"
+	case XTSVAESAVX2:
+		return "xts-aes-vaes-avx2"
+	case XTSVAESAVX512:
+		return "xts-aes-vaes-avx512"
+	}
+	return "XTSImpl(invalid)"
+}
+
+// Priority returns the driver's cra_priority in aesni-intel_glue.c (0 for
+// the portable code, which is no driver of its own).
+func (i XTSImpl) Priority() int {
+	switch i {
+	case XTSAESNI:
+		return 401
+	case XTSAESNIAVX:
+		return 500
+	case XTSVAESAVX2:
+		return 600
+	case XTSVAESAVX512:
+		return 800
+	}
+	return 0
+}
+
+// Available reports whether this build and CPU can run the implementation:
+// the condition under which the kernel registers the driver.
+func (i XTSImpl) Available() bool {
+	switch i {
+	case XTSGeneric:
+		return true
+	case XTSAESNI:
+		return hasAESNI
+	case XTSAESNIAVX:
+		return hasAESNIAVX
+	case XTSVAESAVX2:
+		return hasVAESAVX2
+	case XTSVAESAVX512:
+		return hasVAESAVX512
+	}
+	return false
+}
+
+// BestXTSImpl returns the available implementation of highest priority:
+// the driver the Crypto API selects for "xts(aes)".
+func BestXTSImpl() XTSImpl {
+	for i := len(XTSImpls) - 1; i > 0; i-- {
+		if XTSImpls[i].Available() {
+			return XTSImpls[i]
+		}
+	}
+	return XTSGeneric
+}
+
+// resolve maps XTSAESNI without AES-NI to the portable code.
+func (i XTSImpl) resolve() XTSImpl {
+	if i == XTSAESNI && !hasAESNI {
+		return XTSGeneric
+	}
+	return i
+}
+
 // XTS is the context of the "xts-aes-aesni" skcipher (xts(aes), generic
-// template crypto/xts.c): XTS-AES of IEEE Std 1619-2007 as fscrypt uses it
+// template crypto/xts.c), or of another x86 XTS driver chosen with
+// SetImpl: XTS-AES of IEEE Std 1619-2007 as fscrypt uses it
 // for file contents. The key is two AES keys of equal length concatenated:
 // the first half is the data key, the second the tweak key (32 bytes:
 // AES-128-XTS, 48: AES-192-XTS, which Linux also accepts, 64: AES-256-XTS,
@@ -343,7 +468,24 @@ type XTS struct {
 	data  Ctx
 	tweak Ctx
 	keyed bool
+	impl  XTSImpl
 }
+
+// SetImpl makes the XTS run the implementation impl from now on; it does
+// not touch the key. EOPNOTSUPP when impl is not Available (the kernel
+// does not register such a driver). Like SetKey it must not race with
+// requests.
+func (x *XTS) SetImpl(impl XTSImpl) error {
+	if !impl.Available() {
+		return errno.EOPNOTSUPP
+	}
+	x.impl = impl
+	return nil
+}
+
+// Impl returns the implementation the XTS runs (XTSGeneric where the zero
+// value's XTSAESNI has no AES-NI to run on).
+func (x *XTS) Impl() XTSImpl { return x.impl.resolve() }
 
 // SetKey is xts_verify_key followed by the expansion of both halves: EINVAL
 // for an odd length, for halves that are not AES key sizes (so the key must
@@ -370,16 +512,20 @@ func (x *XTS) SetKey(key []byte) error {
 // Encrypt encrypts one data unit src (at least 16 bytes, EINVAL otherwise)
 // into dst[:len(src)] with the tweak input *iv; ENOKEY without a key.
 func (x *XTS) Encrypt(dst, src []byte, iv *[BlockSize]byte) error {
-	return x.crypt(dst, src, iv, false, hasAESNI)
+	return x.crypt(dst, src, iv, false, x.impl.resolve())
 }
 
 // Decrypt decrypts one data unit src (at least 16 bytes, EINVAL otherwise)
 // into dst[:len(src)] with the tweak input *iv; ENOKEY without a key.
 func (x *XTS) Decrypt(dst, src []byte, iv *[BlockSize]byte) error {
-	return x.crypt(dst, src, iv, true, hasAESNI)
+	return x.crypt(dst, src, iv, true, x.impl.resolve())
 }
 
-func (x *XTS) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt, asm bool) error {
+// crypt is the glue's xts_crypt for every implementation: the tweak
+// encrypted with the tweak key, the whole blocks but the last one of a
+// stolen tail by the implementation's bulk function, the stealing in Go
+// over the single-block cipher (AES-NI unless impl is the portable code).
+func (x *XTS) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt bool, impl XTSImpl) error {
 	if !x.keyed {
 		return errno.ENOKEY
 	}
@@ -390,6 +536,7 @@ func (x *XTS) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt, asm bool) err
 		return err
 	}
 	dst = dst[:len(src)]
+	asm := hasAESNI && impl != XTSGeneric
 
 	var t [BlockSize]byte
 	encryptBlock(&x.tweak, t[:], iv[:], asm)
@@ -401,9 +548,9 @@ func (x *XTS) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt, asm bool) err
 		bulk -= BlockSize // the last whole block takes part in the stealing
 	}
 	if decrypt {
-		xtsDecryptBlocks(&x.data, dst[:bulk], src[:bulk], &t, asm)
+		xtsDecryptBlocks(&x.data, dst[:bulk], src[:bulk], &t, impl)
 	} else {
-		xtsEncryptBlocks(&x.data, dst[:bulk], src[:bulk], &t, asm)
+		xtsEncryptBlocks(&x.data, dst[:bulk], src[:bulk], &t, impl)
 	}
 	if tail != 0 {
 		if decrypt {

@@ -45,7 +45,7 @@ func mustCTS(t tb, key []byte) *CTSCBC {
 }
 
 // checkXTS encrypts and decrypts one vector out of place and in place.
-func checkXTS(t *testing.T, x *XTS, asm bool, iv *[16]byte, pt, ct []byte) {
+func checkXTS(t *testing.T, x *XTS, impl XTSImpl, iv *[16]byte, pt, ct []byte) {
 	t.Helper()
 	for _, inPlace := range []bool{false, true} {
 		ivc := *iv
@@ -54,7 +54,7 @@ func checkXTS(t *testing.T, x *XTS, asm bool, iv *[16]byte, pt, ct []byte) {
 		if !inPlace {
 			dst = make([]byte, len(pt))
 		}
-		if err := x.crypt(dst, buf, &ivc, false, asm); err != nil {
+		if err := x.crypt(dst, buf, &ivc, false, impl); err != nil {
 			t.Fatalf("encrypt: %v", err)
 		}
 		if diff := cmp.Diff(ct, dst); diff != "" {
@@ -68,7 +68,7 @@ func checkXTS(t *testing.T, x *XTS, asm bool, iv *[16]byte, pt, ct []byte) {
 		if !inPlace {
 			dst = make([]byte, len(ct))
 		}
-		if err := x.crypt(dst, buf, &ivc, true, asm); err != nil {
+		if err := x.crypt(dst, buf, &ivc, true, impl); err != nil {
 			t.Fatalf("decrypt: %v", err)
 		}
 		if diff := cmp.Diff(pt, dst); diff != "" {
@@ -78,11 +78,11 @@ func checkXTS(t *testing.T, x *XTS, asm bool, iv *[16]byte, pt, ct []byte) {
 }
 
 func TestXTSIEEE1619(t *testing.T) {
-	for _, im := range impls() {
+	for _, im := range xtsImpls() {
 		for _, v := range ieee1619Vectors {
-			t.Run(im.name+"/"+v.name, func(t *testing.T) {
+			t.Run(im.String()+"/"+v.name, func(t *testing.T) {
 				x := mustXTS(t, unhex(t, v.key))
-				checkXTS(t, x, im.asm, seqIV(v.seq), unhex(t, v.pt), unhex(t, v.ct))
+				checkXTS(t, x, im, seqIV(v.seq), unhex(t, v.pt), unhex(t, v.ct))
 			})
 		}
 	}
@@ -127,12 +127,12 @@ func readVectors(t *testing.T, name string) [][4][]byte {
 // stealing), see testdata/gen/gen_xts.py.
 func TestXTSOpenSSLVectors(t *testing.T) {
 	vecs := readVectors(t, "testdata/xts_openssl.txt")
-	for _, im := range impls() {
+	for _, im := range xtsImpls() {
 		for _, v := range vecs {
-			t.Run(fmt.Sprintf("%s/key%d/len%d", im.name, len(v[0]), len(v[2])), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/key%d/len%d", im, len(v[0]), len(v[2])), func(t *testing.T) {
 				x := mustXTS(t, v[0])
 				iv := (*[16]byte)(v[1])
-				checkXTS(t, x, im.asm, iv, v[2], v[3])
+				checkXTS(t, x, im, iv, v[2], v[3])
 			})
 		}
 	}
@@ -371,25 +371,25 @@ func TestXTSMatchesXCrypto(t *testing.T) {
 		want := make([]byte, len(pt))
 		ref.Encrypt(want, pt, sector)
 		x := mustXTS(rt, key)
-		for _, im := range impls() {
+		for _, im := range xtsImpls() {
 			src := bytes.Clone(pt)
 			dst := target(src, inPlace)
-			if err := x.crypt(dst, src, seqIV(sector), false, im.asm); err != nil {
+			if err := x.crypt(dst, src, seqIV(sector), false, im); err != nil {
 				rt.Fatal(err)
 			}
 			if diff := cmp.Diff(want, dst[:len(pt)]); diff != "" {
-				rt.Fatalf("%s encrypt (-x/crypto/xts +ours):\n%s", im.name, diff)
+				rt.Fatalf("%s encrypt (-x/crypto/xts +ours):\n%s", im, diff)
 			}
 			if !inPlace {
 				checkSlack(rt, dst, len(pt))
 			}
 			src = bytes.Clone(want)
 			dst = target(src, inPlace)
-			if err := x.crypt(dst, src, seqIV(sector), true, im.asm); err != nil {
+			if err := x.crypt(dst, src, seqIV(sector), true, im); err != nil {
 				rt.Fatal(err)
 			}
 			if diff := cmp.Diff(pt, dst[:len(pt)]); diff != "" {
-				rt.Fatalf("%s decrypt (-want +got):\n%s", im.name, diff)
+				rt.Fatalf("%s decrypt (-want +got):\n%s", im, diff)
 			}
 		}
 	})
@@ -500,7 +500,7 @@ func TestModesAsmMatchesGeneric(t *testing.T) {
 			case "cts":
 				err = mustCTS(rt, key).crypt(dst, in, &ivc, decrypt, asm)
 			case "xts":
-				err = mustXTS(rt, key).crypt(dst, in, &ivc, decrypt, asm)
+				err = mustXTS(rt, key).crypt(dst, in, &ivc, decrypt, xtsImplOf(asm))
 			}
 			if err != nil {
 				rt.Fatal(err)
@@ -549,7 +549,7 @@ func TestRoundTripEveryLength(t *testing.T) {
 				{"ecb", 0, 64 * 16, 16, func(d, s []byte, _ *[16]byte, dec bool) error { return e.crypt(d, s, dec, im.asm) }},
 				{"cbc", 0, 64 * 16, 16, func(d, s []byte, iv *[16]byte, dec bool) error { return c.crypt(d, s, iv, dec, im.asm) }},
 				{"cts", 16, 600, 1, func(d, s []byte, iv *[16]byte, dec bool) error { return cts.crypt(d, s, iv, dec, im.asm) }},
-				{"xts", 16, 600, 1, func(d, s []byte, iv *[16]byte, dec bool) error { return x.crypt(d, s, iv, dec, im.asm) }},
+				{"xts", 16, 600, 1, func(d, s []byte, iv *[16]byte, dec bool) error { return x.crypt(d, s, iv, dec, xtsImplOf(im.asm)) }},
 			}
 			for _, m := range modes {
 				for n := m.min; n <= m.max; n += m.step {

@@ -87,3 +87,45 @@ func BenchmarkSetKey(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFilenamePrimitives splits an HCTR2 filename encryption (16 and
+// 32 bytes: the 16-byte block and a bulk part of 0 or 16 bytes) into its
+// primitives, to set beside BenchmarkEncrypt and the Crypto API path
+// (crypto's BenchmarkFnameWide): the POLYVAL of the tweak (once per
+// request), POLYVAL of the bulk (twice), one AES block and XCTR of the bulk.
+func BenchmarkFilenamePrimitives(b *testing.B) {
+	c, _ := New(make([]byte, 32))
+	tweak := make([]byte, TweakSize)
+	for _, n := range []int{16, 32} {
+		bulk := make([]byte, n-BlockSize)
+		b.Run(fmt.Sprintf("%d/polyval-tweak", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.hashTweak(tweak, false)
+			}
+		})
+		b.Run(fmt.Sprintf("%d/polyval-bulk", n), func(b *testing.B) {
+			a := c.hashTweak(tweak, false)
+			b.ReportAllocs()
+			for b.Loop() {
+				c.hashMessage(a, bulk)
+			}
+		})
+		b.Run(fmt.Sprintf("%d/aes-block", n), func(b *testing.B) {
+			var blk [BlockSize]byte
+			b.ReportAllocs()
+			for b.Loop() {
+				c.blockcipher.Encrypt(blk[:], blk[:])
+			}
+		})
+		b.Run(fmt.Sprintf("%d/xctr", n), func(b *testing.B) {
+			var s [BlockSize]byte
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.xctr.xor(bulk, bulk, &s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
