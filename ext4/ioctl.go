@@ -4,6 +4,7 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -23,13 +24,7 @@ const (
 // ioctl is ext4_ioctl: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS and the fscrypt
 // ioctls (EOPNOTSUPP without the encrypt feature); ENOTTY for others.
 func (sb *SuperBlock) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	if handled, ret, err := vfs.IoctlFlags(t, f, cmd, arg, fileattr{sb}); handled {
-		return ret, err
-	}
-	if handled, ret, err := vfs.FscryptIoctl(t, f, cmd, arg); handled {
-		return ret, err
-	}
-	return 0, errno.ENOTTY
+	return libfs.FlagsIoctl(t, f, cmd, arg, fileattr{sb})
 }
 
 // fileattr gives vfs.IoctlFlags the flags of ext4's inodes.

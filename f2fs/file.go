@@ -4,6 +4,7 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -27,13 +28,7 @@ const (
 // filesystem or the file type cannot carry), ENOTEMPTY, EFAULT, and
 // fscrypt's.
 func (sbi *SuperBlock) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	if handled, ret, err := vfs.IoctlFlags(t, f, cmd, arg, fileattr{sbi}); handled {
-		return ret, err
-	}
-	if handled, ret, err := vfs.FscryptIoctl(t, f, cmd, arg); handled {
-		return ret, err
-	}
-	return 0, errno.ENOTTY
+	return libfs.FlagsIoctl(t, f, cmd, arg, fileattr{sbi})
 }
 
 // fileattr gives vfs.IoctlFlags the flags of f2fs's inodes.

@@ -414,46 +414,6 @@ func (o *dirOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
 	return nil
 }
 
-// symlinkOps are a symlink's inode operations (f2fs_symlink_inode_operations
-// and f2fs_encrypted_symlink_inode_operations).
-type symlinkOps struct {
-	vfs.NoInodeOps
-	sbi *SuperBlock
-}
-
-// GetLink is f2fs_get_link / f2fs_encrypted_get_link: the stored target,
-// or for an encrypted symlink fscrypt_get_symlink. d is nil in RCU-walk,
-// where an encrypted target cannot be decrypted. Errors: ECHILD (RCU-walk,
-// encrypted), and fscrypt_get_symlink's (ENOKEY-free: a no-key target is
-// encoded; EUCLEAN for a corrupt target, ENOMEM).
-func (o *symlinkOps) GetLink(t *kernel.Task, d *vfs.Dentry, inode *vfs.Inode) (string, error) {
-	fi := F2FS_I(inode)
-	if inode.IsEncrypted() {
-		if d == nil {
-			return "", vfs.ECHILD
-		}
-		return hooks.FscryptGetSymlink(t, inode, fi.target)
-	}
-	return string(fi.target[:len(fi.target)-1]), nil
-}
-
-// Getattr is f2fs_encrypted_symlink_getattr for an encrypted symlink
-// (fscrypt_symlink_getattr: the size of the target userspace sees).
-// Errors: fscrypt_symlink_getattr's.
-func (o *symlinkOps) Getattr(t *kernel.Task, path vfs.Path, st *vfs.Stat) error {
-	inode := path.Dentry.Inode()
-	vfs.GenericFillattr(inode, st)
-	if inode.IsEncrypted() {
-		return hooks.FscryptSymlinkGetattr(t, path, st)
-	}
-	return nil
-}
-
-// Setattr of a symlink: nothing to truncate.
-func (o *symlinkOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
-	return nil
-}
-
 // RawTarget returns a symlink's on-disk target: the bytes and a NUL, or
 // struct fscrypt_symlink_data for an encrypted one.
 func RawTarget(inode *vfs.Inode) []byte {

@@ -249,7 +249,7 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	}
 	sbi.dirOps, sbi.dirFileOps = &dirOps{sbi: sbi}, &dirFileOps{sbi: sbi}
 	sbi.fileOps, sbi.fileFileOps = libfs.RegularFile("f2fs", sbi.ioctl)
-	sbi.symlinkOps = &symlinkOps{sbi: sbi}
+	sbi.symlinkOps = libfs.Symlink(func(i *vfs.Inode) []byte { return F2FS_I(i).target })
 	sbi.aops = vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &F2FS_I(i).data })
 	sbi.XattrCrypt = libfs.XattrCrypt{
 		Xattrs: func(i *vfs.Inode) *vfs.SimpleXattrs { return &F2FS_I(i).xattrs },

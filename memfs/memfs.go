@@ -107,7 +107,7 @@ func fillSuper(t *kernel.Task, sb *vfs.SuperBlock, data string) error {
 		return err
 	}
 	fs.dirOps, fs.dirFileOps = &dirOps{fs: fs}, &dirFileOps{fs: fs}
-	fs.symlinkOps = &symlinkOps{fs: fs}
+	fs.symlinkOps = libfs.Symlink(func(i *vfs.Inode) []byte { return infoOf(i).target })
 	fs.fileOps, fs.fileFileOps = libfs.RegularFile("memfs", fs.ioctl)
 	sb.FsInfo = fs
 	sb.SetOps(fs)

@@ -7,6 +7,7 @@ import (
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -235,44 +236,10 @@ func (o dirOps) Symlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, target st
 	return nil
 }
 
-// symlinkOps are a symlink's inode operations.
-type symlinkOps struct {
-	vfs.NoInodeOps
-	fs *FS
-}
-
-// GetLink is ->get_link: the stored target, or for an encrypted symlink
-// fscrypt_get_symlink (not in RCU-walk: ECHILD, as
-// ext4_encrypted_get_link).
-func (o symlinkOps) GetLink(t *kernel.Task, d *vfs.Dentry, inode *vfs.Inode) (string, error) {
-	in := infoOf(inode)
-	if inode.IsEncrypted() {
-		if d == nil {
-			return "", vfs.ECHILD
-		}
-		return hooks.FscryptGetSymlink(t, inode, in.target)
-	}
-	return string(in.target[:len(in.target)-1]), nil
-}
-
-// Getattr is ->getattr: an encrypted symlink's size is its target's
-// (fscrypt_symlink_getattr).
-func (o symlinkOps) Getattr(t *kernel.Task, path vfs.Path, st *vfs.Stat) error {
-	inode := path.Dentry.Inode()
-	vfs.GenericFillattr(inode, st)
-	if inode.IsEncrypted() {
-		return hooks.FscryptSymlinkGetattr(t, path, st)
-	}
-	return nil
-}
-
 // ioctl dispatches the fscrypt ioctls, EOPNOTSUPP without encryption
 // support (no fscrypt operations on the superblock).
 func (fs *FS) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	if handled, ret, err := vfs.FscryptIoctl(t, f, cmd, arg); handled {
-		return ret, err
-	}
-	return 0, errno.ENOTTY
+	return libfs.FlagsIoctl(t, f, cmd, arg, nil)
 }
 
 // dirFileOps are a directory's file operations, without ->open, as ext4's
