@@ -2,9 +2,9 @@ package crypto
 
 import (
 	"encoding/binary"
-	"unsafe"
 
 	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/crypto/aes"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 )
@@ -85,7 +85,7 @@ func cryptReq(t *kernel.Task, tfm *Skcipher, flags uint32, bio *block.Bio, crypt
 	n := cryptlen
 	if n != 0 && len(src) > 0 && len(dst) > 0 && len(src[0].buf) >= n && len(dst[0].buf) >= n {
 		d, s := dst[0].buf[:n], src[0].buf[:n]
-		if inexactOverlap(d, s) {
+		if aes.InexactOverlap(d, s) {
 			return errno.EINVAL
 		}
 		return cryptContig(t, tfm, d, s, iv[:ivsize], enc)
@@ -166,19 +166,6 @@ func cryptBio(t *kernel.Task, tfm *Skcipher, bio *block.Bio, duBits int, iv []by
 	clear(ivbuf[:])
 	t.Add(EvBioDataUnits, uint64(units))
 	return err
-}
-
-// inexactOverlap reports whether x and y share memory without being the
-// same buffer: in-place requests (dst == src) and disjoint ones are what
-// drivers support; a partial overlap is refused with EINVAL, as package
-// crypto/aes does.
-func inexactOverlap(x, y []byte) bool {
-	if len(x) == 0 || len(y) == 0 || &x[0] == &y[0] {
-		return false
-	}
-	x0 := uintptr(unsafe.Pointer(&x[0]))
-	y0 := uintptr(unsafe.Pointer(&y[0]))
-	return x0 < y0+uintptr(len(y)) && y0 < x0+uintptr(len(x))
 }
 
 // blocks16 returns the number of 16-byte blocks covering n bytes.

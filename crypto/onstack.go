@@ -2,9 +2,9 @@ package crypto
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/crypto/aes"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
@@ -107,7 +107,7 @@ func (s *stackReq) crypt(t *kernel.Task, ctxSize int, enc bool) error {
 		n, ivsize := s.cryptlen, tfm.alg.ivSize
 		if n > 0 && s.ivLen >= ivsize && len(s.src[0].buf) >= n && len(s.dst[0].buf) >= n {
 			d, src := s.dst[0].buf[:n], s.src[0].buf[:n]
-			if !inexactOverlap(d, src) {
+			if !aes.InexactOverlap(d, src) {
 				return cryptContig(t, tfm, d, src, s.iv[:ivsize], enc)
 			}
 		}
@@ -181,12 +181,6 @@ type SyncSkcipherRequestOnStack struct {
 	// The rest of the context area: room only, never read or written.
 	_ [MaxSyncSkcipherReqSize - stackReqExtra]byte
 }
-
-// stackReqExtra is how much more than struct skcipher_request the model's
-// request header takes (its inline IV and scatterlist copies). The array
-// above would have a negative length, a compile error, if it exceeded the
-// context area.
-const stackReqExtra = int(unsafe.Sizeof(stackReq{})) - SizeofSkcipherRequest
 
 // Init is the macro's declaration plus skcipher_request_set_sync_tfm: the
 // request is reset and bound to tfm. It counts one on-stack request.
@@ -285,9 +279,6 @@ func (r *SkcipherRequestOnStack[C]) Init(t *kernel.Task, tfm *Skcipher) {
 	r.s.init(tfm)
 	t.Inc(EvReqOnStack)
 }
-
-// CtxSize returns the context room of the declaration: sizeof(C).
-func (r *SkcipherRequestOnStack[C]) CtxSize() int { return int(unsafe.Sizeof(r.ctx)) }
 
 // Fits reports whether the bound tfm's reqsize fits the declared context
 // (the negation of seed 000's BUG_ON condition).

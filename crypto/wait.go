@@ -3,7 +3,6 @@ package crypto
 import (
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
@@ -40,11 +39,6 @@ func init() {
 	for i := range waitQueues {
 		waitQueues[i].cond.L = &waitQueues[i].mu
 	}
-}
-
-func (w *CryptoWait) queue() *waitQueue {
-	a := uintptr(unsafe.Pointer(w))
-	return &waitQueues[(a>>4^a>>10)%uintptr(len(waitQueues))]
 }
 
 // complete is complete(&wait->completion) with the result stored first.

@@ -35,7 +35,8 @@ var layers = [][]string{
 }
 
 // TestLayering reads every Go file's imports and fails when a package
-// imports one above it, or when a package has no layer: a new package is
+// imports one above it, when a file imports unsafe without being named
+// *_unsafe.go (as gVisor names them), or when a package has no layer: a new package is
 // placed deliberately, here and in docs/ARCHITECTURE.md. External test
 // packages (package x_test) may import upward, as Go allows: that is
 // where a layer's tests run it under the filesystems above it.
@@ -74,6 +75,11 @@ func TestLayering(t *testing.T) {
 			return err
 		}
 		seen[pkg] = true
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"unsafe"` && !strings.HasSuffix(strings.TrimSuffix(name, "_test.go"), "_unsafe") && !strings.HasSuffix(name, "_unsafe.go") {
+				bad = append(bad, rel+"/"+name+" imports unsafe: name it *_unsafe.go")
+			}
+		}
 		if strings.HasSuffix(f.Name.Name, "_test") {
 			return nil
 		}

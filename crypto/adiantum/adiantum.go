@@ -39,7 +39,6 @@ import (
 	"math"
 	"math/bits"
 	"syscall"
-	"unsafe"
 
 	"github.com/vfslab/vfslab/crypto/aes"
 )
@@ -158,7 +157,7 @@ func (c *Cipher) check(dst, src, tweak []byte) error {
 	if len(src) < MinMessageSize || uint64(len(src)) > MaxMessageSize {
 		return syscall.EINVAL
 	}
-	if len(dst) < len(src) || inexactOverlap(dst[:len(src)], src) {
+	if len(dst) < len(src) || aes.InexactOverlap(dst[:len(src)], src) {
 		return syscall.EINVAL
 	}
 	return nil
@@ -268,18 +267,4 @@ func subFrom(dst, x []byte, lo, hi uint64) {
 	rh, _ := bits.Sub64(xh, hi, borrow)
 	binary.LittleEndian.PutUint64(dst[0:8], rl)
 	binary.LittleEndian.PutUint64(dst[8:16], rh)
-}
-
-// inexactOverlap reports whether x and y share memory without starting at the
-// same address (the condition under which in-place processing breaks).
-func inexactOverlap(x, y []byte) bool {
-	if len(x) == 0 || len(y) == 0 {
-		return false
-	}
-	xs := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
-	ys := uintptr(unsafe.Pointer(unsafe.SliceData(y)))
-	if xs == ys {
-		return false
-	}
-	return xs < ys+uintptr(len(y)) && ys < xs+uintptr(len(x))
 }

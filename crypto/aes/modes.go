@@ -2,7 +2,6 @@ package aes
 
 import (
 	"crypto/subtle"
-	"unsafe"
 
 	"github.com/vfslab/vfslab/errno"
 )
@@ -21,21 +20,10 @@ func checkRequest(dst, src []byte) error {
 	if len(dst) < len(src) {
 		return errno.EINVAL
 	}
-	if inexactOverlap(dst[:len(src)], src) {
+	if InexactOverlap(dst[:len(src)], src) {
 		return errno.EINVAL
 	}
 	return nil
-}
-
-// inexactOverlap reports whether x and y share memory without starting at
-// the same address.
-func inexactOverlap(x, y []byte) bool {
-	if len(x) == 0 || len(y) == 0 || &x[0] == &y[0] {
-		return false
-	}
-	x0 := uintptr(unsafe.Pointer(&x[0]))
-	y0 := uintptr(unsafe.Pointer(&y[0]))
-	return x0 < y0+uintptr(len(y)) && y0 < x0+uintptr(len(x))
 }
 
 // Mode dispatch: asm selects the AES-NI assembly, otherwise the portable

@@ -39,7 +39,6 @@ package hctr2
 import (
 	"math"
 	"syscall"
-	"unsafe"
 
 	"github.com/vfslab/vfslab/crypto/aes"
 )
@@ -155,7 +154,7 @@ func (c *Cipher) check(dst, src, tweak []byte) error {
 	if len(src) < MinMessageSize || uint64(len(src)) > MaxMessageSize {
 		return syscall.EINVAL
 	}
-	if len(dst) < len(src) || inexactOverlap(dst[:len(src)], src) {
+	if len(dst) < len(src) || aes.InexactOverlap(dst[:len(src)], src) {
 		return syscall.EINVAL
 	}
 	return nil
@@ -238,18 +237,4 @@ func (c *Cipher) crypt(dst, src, tweak []byte, encrypt bool) error {
 	d = c.hashMessage(hashed, dst[BlockSize:])
 	fieldElement{after.lo ^ d.lo, after.hi ^ d.hi}.store(dst[:BlockSize])
 	return nil
-}
-
-// inexactOverlap reports whether x and y share memory without starting at the
-// same address.
-func inexactOverlap(x, y []byte) bool {
-	if len(x) == 0 || len(y) == 0 {
-		return false
-	}
-	xs := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
-	ys := uintptr(unsafe.Pointer(unsafe.SliceData(y)))
-	if xs == ys {
-		return false
-	}
-	return xs < ys+uintptr(len(y)) && ys < xs+uintptr(len(x))
 }

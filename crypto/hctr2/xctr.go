@@ -79,7 +79,7 @@ func (x *XCTR) Encrypt(dst, src, iv []byte) error {
 	if len(iv) != XCTRIVSize || uint64(len(src)) > MaxMessageSize {
 		return syscall.EINVAL
 	}
-	if len(dst) < len(src) || inexactOverlap(dst[:len(src)], src) {
+	if len(dst) < len(src) || aes.InexactOverlap(dst[:len(src)], src) {
 		return syscall.EINVAL
 	}
 	var ivb [aes.BlockSize]byte
