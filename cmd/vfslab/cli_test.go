@@ -512,3 +512,25 @@ func TestPanicIsOneLine(t *testing.T) {
 		t.Errorf("status %d, stderr %q", status, errs)
 	}
 }
+
+// TestManPages: vfslab man writes a page per command from the commands'
+// own help.
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if rc := run([]string{"man", dir}, &out, &errb); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, errb.String())
+	}
+	for _, page := range []string{"vfslab.1", "vfslab-trace.1", "vfslab-sh.1", "vfslab-crypt-fname.1"} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(".SH NAME")) {
+			t.Errorf("%s has no NAME section", page)
+		}
+	}
+	if rc := run([]string{"man"}, &out, &errb); rc != 2 {
+		t.Errorf("man without DIR: rc %d", rc)
+	}
+}
