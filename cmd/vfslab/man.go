@@ -16,8 +16,8 @@ func init() {
 // print.
 func newManCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "man DIR",
-		Short: "write the man pages of every command into DIR (vfslab.1, vfslab-ab.1, ...)",
+		Use:     "man DIR",
+		Short:   "write the man pages of every command into DIR (vfslab.1, vfslab-ab.1, ...)",
 		Example: `  vfslab man /tmp/man && man -l /tmp/man/vfslab-trace.1`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
