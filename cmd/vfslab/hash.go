@@ -16,6 +16,7 @@ import (
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fsunicode"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // hashStdin is where `vfslab hash ... -` reads its names (tests replace
@@ -102,9 +103,6 @@ type hashCmd struct {
 	casefold              bool
 }
 
-// hashFilesystems are the filesystems whose hashes hash computes.
-var hashFilesystems = []string{"ext4", "f2fs"}
-
 // hashFS is what hash knows of one filesystem: its own flags and the
 // function that hashes one name as that filesystem does.
 type hashFS struct {
@@ -113,19 +111,38 @@ type hashFS struct {
 	check func(c *hashCmd, key *[2]uint64) error // the flags, before any name is hashed
 }
 
-// hashFsByName is hash's one decision of which filesystem a name means.
-func hashFsByName(name string) (hashFS, bool) {
-	switch name {
-	case "ext4":
-		return hashFS{flags: func(c *hashCmd, fs *pflag.FlagSet) {
-			fs.StringVar(&c.version, "version", "", "hash version (required): "+strings.Join(hashVersionNames(), ", ")+" or 0-6")
-			fs.StringVar(&c.seed, "seed", "", "s_hash_seed, 16 bytes hex (a UUID's dashes allowed)")
-		}, hash: (*hashCmd).ext4, check: (*hashCmd).checkExt4}, true
-	case "f2fs":
-		return hashFS{flags: func(*hashCmd, *pflag.FlagSet) {}, hash: (*hashCmd).f2fs,
-			check: func(*hashCmd, *[2]uint64) error { return nil }}, true
+// hashFilesystems are the registered filesystems whose directory hashes
+// hash computes, keyed by their type: what hash knows of each.
+var hashFilesystems = map[*vfs.FileSystemType]hashFS{
+	ext4.Type: {flags: func(c *hashCmd, fs *pflag.FlagSet) {
+		fs.StringVar(&c.version, "version", "", "hash version (required): "+strings.Join(hashVersionNames(), ", ")+" or 0-6")
+		fs.StringVar(&c.seed, "seed", "", "s_hash_seed, 16 bytes hex (a UUID's dashes allowed)")
+	}, hash: (*hashCmd).ext4, check: (*hashCmd).checkExt4},
+	f2fs.Type: {flags: func(*hashCmd, *pflag.FlagSet) {}, hash: (*hashCmd).f2fs,
+		check: func(*hashCmd, *[2]uint64) error { return nil }},
+}
+
+// hashFsNames are the names of the filesystems hash knows, in
+// registration order.
+func hashFsNames() []string {
+	var names []string
+	for _, f := range vfs.Filesystems() {
+		if _, ok := hashFilesystems[f]; ok {
+			names = append(names, f.Name)
+		}
 	}
-	return hashFS{}, false
+	return names
+}
+
+// hashFsByName is hash's one decision of which filesystem a name means: a
+// registered type whose hash it knows.
+func hashFsByName(name string) (hashFS, bool) {
+	fst, err := vfs.GetFsType(name)
+	if err != nil {
+		return hashFS{}, false
+	}
+	h, ok := hashFilesystems[fst]
+	return h, ok
 }
 
 func newHashCmd() *cobra.Command {
@@ -139,7 +156,7 @@ func newHashCmd() *cobra.Command {
 		Args: cobra.ArbitraryArgs,
 		RunE: needSub("filesystem"),
 	}
-	for _, name := range hashFilesystems {
+	for _, name := range hashFsNames() {
 		cmd.AddCommand(newHashFsCmd(name))
 	}
 	return cmd
