@@ -8,9 +8,9 @@ import (
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/events"
-	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -1320,17 +1320,11 @@ func (o *dirOps) Lookup(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, flags uin
 				return nil, err
 			}
 			inode = &found.Inode
-			if dir.IsEncrypted() && (inode.IsDir() || inode.IsLnk()) && !fscrypt.HasPermittedContext(t, dir, inode) {
-				t.Printk("EXT4-fs warning (device %s): ext4_lookup: Inconsistent encryption contexts: %d/%d", o.sb.Name, dir.Ino(), inode.Ino())
-				vfs.Iput(t, inode)
-				return nil, errno.EPERM
-			}
 		}
 	}
-	if inode == nil && dir.IsCasefolded() {
-		return nil, nil
-	}
-	return vfs.DSpliceAlias(t, inode, d)
+	return libfs.FinishLookup(t, dir, d, inode, func(dir, inode *vfs.Inode) {
+		t.Printk("EXT4-fs warning (device %s): ext4_lookup: Inconsistent encryption contexts: %d/%d", o.sb.Name, dir.Ino(), inode.Ino())
+	})
 }
 
 // addEntry is ext4_add_entry for the dentry's name (ext4_fname_setup_filename
@@ -1456,13 +1450,11 @@ func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 // EEXIST, ENOSPC, EFSCORRUPTED, EFSBADCRC, ENOMEM.
 func (o *dirOps) Rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry, flags uint32) error {
 	defer t.Trace("ext4_rename2")()
-	if flags&^(vfs.RENAME_NOREPLACE|vfs.RENAME_EXCHANGE) != 0 {
-		return errno.EINVAL
-	}
-	if err := hooks.FscryptPrepareRename(t, oldDir, oldD, newDir, newD, flags); err != nil {
+	exchange, err := libfs.PrepareRename2(t, oldDir, oldD, newDir, newD, flags)
+	if err != nil {
 		return err
 	}
-	if flags&vfs.RENAME_EXCHANGE != 0 {
+	if exchange {
 		return crossRename(t, oldDir, oldD, newDir, newD)
 	}
 	return rename(t, oldDir, oldD, newDir, newD)

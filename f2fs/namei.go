@@ -6,6 +6,7 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -67,17 +68,11 @@ func (o *dirOps) Lookup(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry, flags ui
 				return nil, err
 			}
 			inode = &fi.Inode
-			if vdir.IsEncrypted() && (inode.IsDir() || inode.IsLnk()) && !fscrypt.HasPermittedContext(t, vdir, inode) {
-				o.sbi.warn(t, "Inconsistent encryption contexts: %d/%d", vdir.Ino(), inode.Ino())
-				vfs.Iput(t, inode)
-				return nil, errno.EPERM
-			}
 		}
 	}
-	if inode == nil && vdir.IsCasefolded() {
-		return nil, nil
-	}
-	return vfs.DSpliceAlias(t, inode, d)
+	return libfs.FinishLookup(t, vdir, d, inode, func(dir, inode *vfs.Inode) {
+		o.sbi.warn(t, "Inconsistent encryption contexts: %d/%d", dir.Ino(), inode.Ino())
+	})
 }
 
 // newInode is f2fs_new_inode's part that matters here: a new inode in dir,
@@ -232,13 +227,11 @@ func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 // fscrypt's.
 func (o *dirOps) Rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry, flags uint32) error {
 	defer t.Trace("f2fs_rename2")()
-	if flags&^(vfs.RENAME_NOREPLACE|vfs.RENAME_EXCHANGE) != 0 {
-		return errno.EINVAL
-	}
-	if err := hooks.FscryptPrepareRename(t, oldDir, oldD, newDir, newD, flags); err != nil {
+	exchange, err := libfs.PrepareRename2(t, oldDir, oldD, newDir, newD, flags)
+	if err != nil {
 		return err
 	}
-	if flags&vfs.RENAME_EXCHANGE != 0 {
+	if exchange {
 		return crossRename(t, F2FS_I(oldDir), oldD, F2FS_I(newDir), newD)
 	}
 	return rename(t, F2FS_I(oldDir), oldD, F2FS_I(newDir), newD)
