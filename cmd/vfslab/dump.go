@@ -408,11 +408,11 @@ func (c *dumpCmd) setupCrypt(ino uint64) (*dumpCrypt, error) {
 }
 
 // Inode numbers of the dumped directories: ext4's directory is inode 12
-// under the root (2); f2fs's is inode 4 under its root (3). Created names
-// get the following numbers.
+// under the root (2); f2fs's is inode 4 under its root (3, which mkfs
+// makes). Created names get the following numbers.
 const (
 	ext4DumpIno, ext4RootIno = 12, 2
-	f2fsDumpIno, f2fsRootIno = 4, 3
+	f2fsDumpIno              = 4
 )
 
 // dumpReport is the dump of one directory; it is the JSON form.
