@@ -1,10 +1,12 @@
 package ext4
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strings"
 
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 )
 
@@ -75,14 +77,50 @@ type Dirent struct {
 	// Name is the on-disk name (ciphertext in an encrypted directory);
 	// it aliases the block.
 	Name []byte
-	// Hash and MinorHash are the hashes stored after the name in a
-	// casefolded, encrypted directory (HashStored).
+	// Hash and MinorHash are the name's htree hash: the hashes stored
+	// after the name in a casefolded, encrypted directory (HashStored), or,
+	// with the dir_index feature in any other directory, the hash
+	// ext4fs_dirhash computes for the on-disk name with the directory's
+	// hash version and seed, "." and ".." included (HashComputed; only
+	// when WalkDirents has a task, and not when the hash fails).
 	Hash, MinorHash uint32
 	HashStored      bool
+	HashComputed    bool
+	// User is what readdir shows for a name of an encrypted directory:
+	// fscrypt_fname_disk_to_usr given the hashes above (zero without
+	// them), the plaintext with the key, a no-key name without it; UserErr
+	// is fscrypt's error when the name does not convert. Both are nil when
+	// the directory is not encrypted or WalkDirents has no task.
+	User    []byte
+	UserErr error
 }
 
 // Unused reports an unused dirent (inode 0).
 func (de *Dirent) Unused() bool { return de.Inode == 0 }
+
+// DirLayout is a directory's on-disk structure as WalkDirents decodes it:
+// the inode and superblock fields that shape it, and every block.
+type DirLayout struct {
+	Ino  uint64
+	Size int64
+	// Htree is is_dx(dir): the dir_index feature and EXT4_INDEX_FL.
+	Htree bool
+	// DirIndex and MetadataCsum are the superblock's features.
+	DirIndex, MetadataCsum bool
+	Casefold, Encrypt      bool
+	// HasKey is set for an encrypted directory whose key is set up.
+	HasKey bool
+	// HashInDirent is set for a casefolded, encrypted directory, whose
+	// dirents carry their hashes after the name.
+	HashInDirent bool
+	// HashVersion is the DX_HASH_* version the directory's names are
+	// hashed with, as dx_probe chooses it: the dx root's (or, without an
+	// htree, the superblock's default) with s_hash_unsigned added to a
+	// signed version, and siphash in a casefolded, encrypted directory.
+	HashVersion uint8
+	// Blocks are the logical blocks 0 .. i_size/blocksize-1.
+	Blocks []DirBlock
+}
 
 // WalkDirents decodes every block of the directory, the one dirent walker
 // of the package: an htree is walked from its root (index blocks and the
@@ -90,9 +128,18 @@ func (de *Dirent) Unused() bool { return de.Inode == 0 }
 // leaf; a leaf's dirents are walked by rec_len up to the checksum tail,
 // stopping (Problem) at a header that runs into the tail or a rec_len that
 // does not fit. Nothing is checked beyond what decoding needs (CheckDir
-// does that) and nothing is decrypted. The caller must not run it
-// concurrently with changes to the directory.
-func WalkDirents(dir *Inode) []DirBlock {
+// does that). With a task, each dirent's hash is computed (where the
+// directory does not store it) and an encrypted directory's names are
+// converted as readdir converts them (Dirent.User); t may be nil, then
+// neither is done. The caller must not run it concurrently with changes to
+// the directory (hold its i_rwsem).
+func WalkDirents(t *kernel.Task, dir *Inode) *DirLayout {
+	var hinfo DxHashInfo
+	(&checker{dir: dir}).hinfoFor(&hinfo)
+	l := &DirLayout{Ino: dir.Ino(), Size: dir.Size(), Htree: dir.IsDx(), DirIndex: dir.SB.DirIndex,
+		MetadataCsum: dir.SB.MetadataCsum, Casefold: dir.IsCasefolded(), Encrypt: dir.IsEncrypted(),
+		HashInDirent: dir.HashInDirent(), HashVersion: hinfo.HashVersion}
+	l.HasKey = l.Encrypt && dir.hasKey()
 	n := dir.nblocks()
 	blocks := make([]DirBlock, n)
 	for lblk := range blocks {
@@ -105,8 +152,43 @@ func WalkDirents(dir *Inode) []DirBlock {
 	}
 	for i := range blocks {
 		walkBlock(dir, &blocks[i])
+		if t != nil {
+			readdirNames(t, dir, hinfo, &blocks[i])
+		}
 	}
-	return blocks
+	l.Blocks = blocks
+	return l
+}
+
+// readdirNames fills in what needs a task for the used dirents of a leaf:
+// the computed hash (with the dir_index feature, where the dirent stores
+// none) and, in an encrypted directory, the name readdir shows.
+func readdirNames(t *kernel.Task, dir *Inode, hinfo DxHashInfo, db *DirBlock) {
+	var out []byte
+	if dir.IsEncrypted() {
+		out = make([]byte, max(fscrypt.NokeyNameMaxEncoded, NameLen)+1)
+	}
+	for i := range db.Entries {
+		de := &db.Entries[i]
+		if de.Unused() {
+			continue
+		}
+		if dir.SB.DirIndex && !dir.HashInDirent() {
+			h := hinfo
+			if err := Dirhash(t, dir, de.Name, &h); err == nil {
+				de.Hash, de.MinorHash, de.HashComputed = h.Hash, h.MinorHash, true
+			}
+		}
+		if out == nil {
+			continue
+		}
+		n, err := fscrypt.FnameDiskToUsr(t, &dir.Inode, de.Hash, de.MinorHash, de.Name, out)
+		if err != nil {
+			de.UserErr = err
+			continue
+		}
+		de.User = bytes.Clone(out[:n])
+	}
 }
 
 // walkDx marks the children of the index entries at off of block b:
@@ -277,7 +359,7 @@ func dumpBlock(t *kernel.Task, dir *Inode, db *DirBlock) string {
 // DumpBlock is the canonical one-line dump of logical block lblk as
 // WalkDirents decodes it: an index block of the htree or a leaf.
 func DumpBlock(t *kernel.Task, dir *Inode, lblk uint32) string {
-	blocks := WalkDirents(dir)
+	blocks := WalkDirents(nil, dir).Blocks
 	if int(lblk) >= len(blocks) {
 		return fmt.Sprintf("block %d: hole", lblk)
 	}
@@ -288,7 +370,7 @@ func DumpBlock(t *kernel.Task, dir *Inode, lblk uint32) string {
 // state, then every block ("; "-separated).
 func DumpDir(t *kernel.Task, dir *Inode) string {
 	var parts []string
-	blocks := WalkDirents(dir)
+	blocks := WalkDirents(nil, dir).Blocks
 	for i := range blocks {
 		parts = append(parts, dumpBlock(t, dir, &blocks[i]))
 	}

@@ -1,12 +1,15 @@
 package ext4
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vfslab/vfslab/errno"
 )
 
 // TestWalkDirentsLinear pins the decoding of one small leaf: the dirents'
@@ -20,7 +23,11 @@ func TestWalkDirentsLinear(t *testing.T) {
 	if err := DeleteEntry(tk, dir, r); err != nil {
 		t.Fatal(err)
 	}
-	blocks := WalkDirents(dir)
+	l := WalkDirents(nil, dir)
+	blocks := l.Blocks
+	if len(blocks) != 1 || l.Ino != 12 || l.Size != BlockSize || l.Htree || l.Encrypt || l.HasKey {
+		t.Fatalf("layout %+v", l)
+	}
 	if len(blocks) != 1 {
 		t.Fatalf("%d blocks", len(blocks))
 	}
@@ -63,7 +70,11 @@ func TestWalkDirentsHtree(t *testing.T) {
 			for i := 0; i < c.n; i++ {
 				mustAdd(t, tk, dir, fmt.Sprintf("entry-%06d-%s", i, strings.Repeat("y", i%40)), uint32(100+i))
 			}
-			blocks := WalkDirents(dir)
+			l := WalkDirents(tk, dir)
+			blocks := l.Blocks
+			if !l.Htree || l.Encrypt != c.o.encrypt || l.HasKey != c.o.encrypt || l.HashInDirent != dir.HashInDirent() {
+				t.Fatalf("layout %+v", l)
+			}
 			if len(blocks) != int(dir.nblocks()) || blocks[0].Kind != KindDxRoot || blocks[0].Dot != 12 || blocks[0].DotDot != parentIno {
 				t.Fatalf("%d blocks, root %+v", len(blocks), blocks[0])
 			}
@@ -73,6 +84,9 @@ func TestWalkDirentsHtree(t *testing.T) {
 			}
 			var hinfo DxHashInfo
 			(&checker{dir: dir}).hinfoFor(&hinfo)
+			if l.HashVersion != hinfo.HashVersion {
+				t.Fatalf("hash version %d, want %d", l.HashVersion, hinfo.HashVersion)
+			}
 			var inLeaves []string
 			nodes := 0
 			for _, b := range blocks[1:] {
@@ -92,13 +106,16 @@ func TestWalkDirentsHtree(t *testing.T) {
 					}
 					h := e.Hash
 					if dir.HashInDirent() {
-						if !e.HashStored {
+						if !e.HashStored || e.HashComputed {
 							t.Fatalf("block %d off %d: no stored hash", b.Lblk, e.Off)
 						}
 					} else {
 						hi := hinfo
 						if err := Dirhash(tk, dir, e.Name, &hi); err != nil {
 							t.Fatal(err)
+						}
+						if !e.HashComputed || e.HashStored || e.Hash != hi.Hash || e.MinorHash != hi.MinorHash {
+							t.Fatalf("block %d off %d: hash %08x:%08x computed %v, want %08x:%08x", b.Lblk, e.Off, e.Hash, e.MinorHash, e.HashComputed, hi.Hash, hi.MinorHash)
 						}
 						h = hi.Hash
 					}
@@ -108,10 +125,12 @@ func TestWalkDirentsHtree(t *testing.T) {
 					name := e.Name
 					if dir.IsEncrypted() {
 						plain, ok := decryptName(tk, dir, e.Name)
-						if !ok {
-							t.Fatal("decrypt")
+						if !ok || !bytes.Equal(e.User, plain) || e.UserErr != nil {
+							t.Fatalf("decrypt: %q, walker %q %v", plain, e.User, e.UserErr)
 						}
 						name = plain
+					} else if e.User != nil || e.UserErr != nil {
+						t.Fatalf("%q: a readdir name in an unencrypted directory", e.Name)
 					}
 					inLeaves = append(inLeaves, fmt.Sprintf("%s:%d:8", name, e.Inode))
 				}
@@ -142,7 +161,7 @@ func TestWalkDirentsMalformed(t *testing.T) {
 	b1 := dir.BlockAt(1)
 	b1[4], b1[5] = 3, 0 // rec_len 3
 	dir.blocks[2] = 0
-	blocks := WalkDirents(dir)
+	blocks := WalkDirents(tk, dir).Blocks
 	if blocks[1].Problem != "offset 0: bad rec_len 3 (name_len 9)" || len(blocks[1].Entries) != 0 {
 		t.Fatalf("block 1: %q %d entries", blocks[1].Problem, len(blocks[1].Entries))
 	}
@@ -156,5 +175,59 @@ func TestWalkDirentsMalformed(t *testing.T) {
 	}
 	if got := DumpBlock(tk, dir, 1); got != "block 1: !offset 0: bad rec_len 3 (name_len 9) tail="+fmt.Sprintf("%08x", le32(b1[BlockSize-4:])) {
 		t.Fatal(got)
+	}
+}
+
+// TestWalkDirentsReaddirNames: with a task, the walker gives each name of
+// an encrypted directory as readdir shows it (the plaintext with the key,
+// no-key names built from the hash readdir passes without it: the htree
+// hash with dir_index, none without), the computed hash of every name
+// with dir_index, fscrypt's error for a name too short to be ciphertext,
+// and nothing of this without a task.
+func TestWalkDirentsReaddirNames(t *testing.T) {
+	for _, noDirIndex := range []bool{false, true} {
+		for _, withKey := range []bool{true, false} {
+			t.Run(fmt.Sprintf("nodirindex=%v/key=%v", noDirIndex, withKey), func(t *testing.T) {
+				tk, dir := newTestDir(t, dirOpts{encrypt: true, noDirIndex: noDirIndex})
+				for i := 0; i < 5; i++ {
+					mustAdd(t, tk, dir, fmt.Sprintf("name-%d", i), uint32(100+i))
+				}
+				if !withKey {
+					forgetKey(t, tk, dir)
+				}
+				l := WalkDirents(tk, dir)
+				if !l.Encrypt || l.HasKey != withKey || l.DirIndex == noDirIndex || len(l.Blocks) != 1 {
+					t.Fatalf("layout %+v", l)
+				}
+				var walked []string
+				for _, e := range l.Blocks[0].Entries {
+					if e.HashComputed == noDirIndex || e.UserErr != nil {
+						t.Fatalf("%x: computed %v, error %v", e.Name, e.HashComputed, e.UserErr)
+					}
+					walked = append(walked, fmt.Sprintf("%s:%d", e.User, e.Inode))
+				}
+				var listed []string
+				for _, s := range listDir(t, tk, dir) {
+					listed = append(listed, s[:strings.LastIndexByte(s, ':')]) // without the d_type
+				}
+				sort.Strings(listed)
+				sort.Strings(walked)
+				if diff := cmp.Diff(listed, walked); diff != "" {
+					t.Fatalf("walker vs readdir (-readdir +walker):\n%s", diff)
+				}
+				for _, e := range WalkDirents(nil, dir).Blocks[0].Entries {
+					if e.User != nil || e.UserErr != nil || e.HashComputed {
+						t.Fatalf("without a task: %+v", e)
+					}
+				}
+				// A name_len of 4 leaves too little for a ciphertext.
+				victim := l.Blocks[0].Entries[2]
+				dir.BlockAt(0)[victim.Off+6] = 4
+				e := WalkDirents(tk, dir).Blocks[0].Entries[2]
+				if e.NameLen != 4 || e.User != nil || e.UserErr != errno.EUCLEAN {
+					t.Fatalf("short name: %+v", e)
+				}
+			})
+		}
 	}
 }

@@ -48,6 +48,9 @@ type Dirent struct {
 	// with the key, a no-key name without it); nil when the directory is
 	// not encrypted or the name does not convert.
 	User []byte
+	// UserErr is fscrypt's error when an encrypted directory's name does
+	// not convert (nil otherwise).
+	UserErr error
 }
 
 // DentryArea is one dentry area of a directory, decoded.
@@ -148,6 +151,8 @@ func decodeArea(t *kernel.Task, dir *Inode, d *DentryPtr, kind AreaKind, page ui
 		if encrypted && slots != 0 {
 			if n, err := fscrypt.FnameDiskToUsr(t, &dir.Inode, de.HashCode, 0, name, out); err == nil {
 				e.User = bytes.Clone(out[:n])
+			} else {
+				e.UserErr = err
 			}
 		}
 		a.Dirents = append(a.Dirents, e)

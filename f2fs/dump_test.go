@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vfslab/vfslab/errno"
 )
 
 // TestWalkDirentsInline: the inline area of a small directory, dentry by
@@ -118,6 +120,9 @@ func TestWalkDirentsEncrypted(t *testing.T) {
 					continue
 				}
 				found++
+				if e.UserErr != nil {
+					t.Fatalf("dirent %+v: %v", e, e.UserErr)
+				}
 				ino := int(e.Entry.Ino) - 100
 				if ino < 0 || ino >= len(names) || bytes.Equal(e.Name, []byte(names[ino])) || len(e.Name)%16 != 0 {
 					t.Fatalf("dirent %+v is not the ciphertext of a name", e)
@@ -140,6 +145,25 @@ func TestWalkDirentsEncrypted(t *testing.T) {
 	}
 	check(dir, true)
 	check(keylessCopy(t, tk, dir), false)
+
+	// A name_len of 4 leaves too little for a ciphertext: fscrypt's
+	// EUCLEAN, and no readdir name.
+	r := setNameLen(t, tk, dir, "alpha", 4)
+	hit := false
+	for _, a := range WalkDirents(tk, dir).Areas {
+		for _, e := range a.Dirents {
+			if a.Page != r.Page || e.Slot != r.BitPos {
+				continue
+			}
+			hit = true
+			if e.User != nil || e.UserErr != errno.EUCLEAN || len(e.Name) != 4 {
+				t.Fatalf("short name: %+v", e)
+			}
+		}
+	}
+	if !hit {
+		t.Fatal("the shortened dentry was not walked")
+	}
 }
 
 // TestWalkDirentsCorrupt: a name_len past the area ends the walk of its

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -90,8 +89,8 @@ kernel fails, 2 for bad usage.
 
 // dumpCmd holds the flags of `vfslab dump`.
 type dumpCmd struct {
-	fsName string
-	t      *kernel.Task
+	fst *vfs.FileSystemType
+	t   *kernel.Task
 
 	namesFile                    string
 	count                        int
@@ -109,34 +108,38 @@ type dumpCmd struct {
 // defaultDumpNonce is the directory nonce used without --nonce.
 const defaultDumpNonce = "000102030405060708090a0b0c0d0e0f"
 
-// dumpFS is what dump knows of one filesystem: its own flags and the
-// function that builds and dumps the directory.
-type dumpFS struct {
-	flags func(c *dumpCmd, fs *pflag.FlagSet)
-	build func(c *dumpCmd, names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error)
+// dumpFS is what dump knows of one filesystem: its own flags, the inode
+// number of the directory it dumps, and how it builds that directory and
+// renders what the filesystem's dirent walker decodes of it.
+type dumpFS interface {
+	flags(c *dumpCmd, fs *pflag.FlagSet)
+	dirIno() uint64
+	build(c *dumpCmd, names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error)
 }
 
-// dumpFilesystems are the filesystems dump builds.
-var dumpFilesystems = []string{"ext4", "f2fs"}
+// dumpFilesystems are the filesystems dump builds, by registered type.
+var dumpFilesystems = map[*vfs.FileSystemType]dumpFS{ext4.Type: ext4Dump{}, f2fs.Type: f2fsDump{}}
 
-// dumpFsByName is dump's one decision of which filesystem a name means.
-func dumpFsByName(name string) (dumpFS, bool) {
-	switch name {
-	case "ext4":
-		return dumpFS{flags: func(c *dumpCmd, fs *pflag.FlagSet) {
-			fs.StringVar(&c.hashVersion, "hash-version", "half_md4", "default hash version: legacy, half_md4, tea or their _unsigned forms")
-			fs.StringVar(&c.hashSeed, "hash-seed", "", "s_hash_seed, 16 bytes hex")
-			boolFlagNo(fs, &c.metadataCsum, "metadata-csum", true, "metadata_csum feature")
-			boolFlagNo(fs, &c.dirIndex, "dir-index", true, "dir_index feature")
-			fs.BoolVar(&c.huge, "large-dir", false, "large_dir feature")
-		}, build: (*dumpCmd).ext4}, true
-	case "f2fs":
-		return dumpFS{flags: func(c *dumpCmd, fs *pflag.FlagSet) {
-			boolFlagNo(fs, &c.inline, "inline", true, "inline dentries")
-			fs.UintVar(&c.dirLevel, "dir-level", 0, "i_dir_level")
-		}, build: (*dumpCmd).f2fs}, true
+// dumpFsNames names the filesystems dump builds, in registration order.
+func dumpFsNames() []string {
+	var names []string
+	for _, fst := range vfs.Filesystems() {
+		if _, ok := dumpFilesystems[fst]; ok {
+			names = append(names, fst.Name)
+		}
 	}
-	return dumpFS{}, false
+	return names
+}
+
+// dumpFsByName is dump's one decision of which filesystem a name means:
+// the registered type of that name (get_fs_type), if dump builds it.
+func dumpFsByName(name string) (*vfs.FileSystemType, dumpFS, bool) {
+	fst, err := vfs.GetFsType(name)
+	if err != nil {
+		return nil, nil, false
+	}
+	dfs, ok := dumpFilesystems[fst]
+	return fst, dfs, ok
 }
 
 func newDumpCmd() *cobra.Command {
@@ -149,15 +152,15 @@ func newDumpCmd() *cobra.Command {
 		Args: cobra.ArbitraryArgs,
 		RunE: needSub("filesystem"),
 	}
-	for _, name := range dumpFilesystems {
+	for _, name := range dumpFsNames() {
 		cmd.AddCommand(newDumpFsCmd(name))
 	}
 	return cmd
 }
 
 func newDumpFsCmd(name string) *cobra.Command {
-	c := &dumpCmd{fsName: name}
-	dfs, _ := dumpFsByName(name)
+	fst, dfs, _ := dumpFsByName(name)
+	c := &dumpCmd{fst: fst}
 	cmd := &cobra.Command{
 		Use:   name + " [flags]",
 		Short: "build and dump one " + name + " directory",
@@ -195,14 +198,14 @@ func defineDumpFlags(c *dumpCmd, fs *pflag.FlagSet, dfs dumpFS) {
 // checks it, without running it.
 func parseDump(args []string) (*dumpCmd, dumpFS, error) {
 	if len(args) == 0 {
-		return nil, dumpFS{}, usagef("want ext4 or f2fs")
+		return nil, nil, usagef("want %s", strings.Join(dumpFsNames(), " or "))
 	}
-	dfs, ok := dumpFsByName(args[0])
+	fst, dfs, ok := dumpFsByName(args[0])
 	if !ok {
-		return nil, dfs, usagef("unknown filesystem %q; want one of %s", args[0], strings.Join(dumpFilesystems, ", "))
+		return nil, nil, usagef("unknown filesystem %q; want one of %s", args[0], strings.Join(dumpFsNames(), ", "))
 	}
-	c := &dumpCmd{fsName: args[0]}
-	fs := pflag.NewFlagSet("dump "+args[0], pflag.ContinueOnError)
+	c := &dumpCmd{fst: fst}
+	fs := pflag.NewFlagSet("dump "+fst.Name, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	defineDumpFlags(c, fs, dfs)
 	if err := fs.Parse(args[1:]); err != nil {
@@ -290,7 +293,7 @@ func (c *dumpCmd) runGuarded(dfs dumpFS) (rep *dumpReport, err error) {
 	}
 	var crypt *dumpCrypt
 	if c.encrypt {
-		if crypt, err = c.setupCrypt(); err != nil {
+		if crypt, err = c.setupCrypt(dfs.dirIno()); err != nil {
 			return nil, err
 		}
 	}
@@ -347,10 +350,10 @@ type dumpCrypt struct {
 	key            []byte
 }
 
-// setupCrypt adds the master key and makes the directory's fscrypt inodes
-// (a v2 policy; contents mode paired with the filenames mode as the kernel
-// requires).
-func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
+// setupCrypt adds the master key and makes the fscrypt inodes of the
+// directory, inode ino (a v2 policy; contents mode paired with the
+// filenames mode as the kernel requires).
+func (c *dumpCmd) setupCrypt(ino uint64) (*dumpCrypt, error) {
 	t := c.t
 	key, err := parseHex("--master-key", c.masterKey, -1)
 	if err != nil {
@@ -387,10 +390,6 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 	p := fscrypt.Policy{Version: fscrypt.PolicyV2, ContentsMode: uint8(contents), FilenamesMode: uint8(fm.Num), Flags: pad, Identifier: id}
 	ctx := fscrypt.Context{Policy: p}
 	copy(ctx.Nonce[:], nonce)
-	ino := uint64(12)
-	if c.fsName == "f2fs" {
-		ino = f2fsDumpIno
-	}
 	mk := func(sb *bare.SB) *bare.Inode {
 		i := sb.NewInode(ino, fscrypt.SIFDIR|0o755)
 		i.BlockBits = 12
@@ -409,11 +408,11 @@ func (c *dumpCmd) setupCrypt() (*dumpCrypt, error) {
 }
 
 // Inode numbers of the dumped directories: ext4's directory is inode 12
-// under the root (2); f2fs's is inode 4 under its root (3). Created names
-// get the following numbers.
+// under the root (2); f2fs's is inode 4 under its root (3, which mkfs
+// makes). Created names get the following numbers.
 const (
 	ext4DumpIno, ext4RootIno = 12, 2
-	f2fsDumpIno, f2fsRootIno = 4, 3
+	f2fsDumpIno              = 4
 )
 
 // dumpReport is the dump of one directory; it is the JSON form.
@@ -425,9 +424,12 @@ type dumpReport struct {
 	Blocks  []dumpBlock   `json:"blocks"`
 	Check   dumpCheck     `json:"check"`
 
-	// The directory dumped (for tests).
-	ext4Dir *ext4.Inode
-	f2fsDir *f2fs.Inode
+	// unit is what the text form calls a block ("block", "dentry
+	// block").
+	unit string
+	// dir is the directory dumped, *ext4.Inode or *f2fs.Inode (for
+	// tests).
+	dir any
 }
 
 // dumpDir describes the directory inode.
@@ -578,22 +580,20 @@ func showName(name []byte) string {
 	return "x" + hex.EncodeToString(name)
 }
 
-// nameOf fills the name fields of e from the on-disk bytes disk: with an
-// encrypted directory, fscrypt_fname_disk_to_usr's answer (the plaintext
-// with the key, a no-key name without it) given the hashes readdir would
-// pass.
-func nameOf(t *kernel.Task, e *dumpEntry, disk []byte, encrypted, hasKey bool, diskToUsr func(hash, minor uint32, in, out []byte) (int, error), hash, minor uint32) {
+// nameOf fills the name fields of e from the on-disk bytes disk and, in
+// an encrypted directory, what the walker says readdir shows for them
+// (fscrypt_fname_disk_to_usr's answer: the plaintext with the key, a
+// no-key name without it, or its error).
+func nameOf(e *dumpEntry, disk []byte, encrypted, hasKey bool, user []byte, userErr error) {
 	shown := disk
 	if encrypted && !(string(disk) == "." || string(disk) == "..") {
 		e.DiskHex = hex.EncodeToString(disk)
-		buf := make([]byte, 256)
-		if n, err := diskToUsr(hash, minor, disk, buf); err == nil {
-			shown = buf[:n]
-			e.NoKey = !hasKey
-		} else {
-			e.Error = describeErr(err)
+		if userErr != nil {
+			e.Error = describeErr(userErr)
 			return
 		}
+		shown = user
+		e.NoKey = !hasKey
 	}
 	e.shown = shown
 	if utf8.Valid(shown) {
@@ -634,7 +634,21 @@ func (c *dumpCmd) fillDirCommon(d *dumpDir, crypt *dumpCrypt) {
 
 // ---- ext4 ----
 
-func (c *dumpCmd) ext4(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error) {
+// ext4Dump dumps an ext4 directory: inode 12, made on the superblock of a
+// booted ext4 whose features and hash settings the flags set.
+type ext4Dump struct{}
+
+func (ext4Dump) flags(c *dumpCmd, fs *pflag.FlagSet) {
+	fs.StringVar(&c.hashVersion, "hash-version", "half_md4", "default hash version: legacy, half_md4, tea or their _unsigned forms")
+	fs.StringVar(&c.hashSeed, "hash-seed", "", "s_hash_seed, 16 bytes hex")
+	boolFlagNo(fs, &c.metadataCsum, "metadata-csum", true, "metadata_csum feature")
+	boolFlagNo(fs, &c.dirIndex, "dir-index", true, "dir_index feature")
+	fs.BoolVar(&c.huge, "large-dir", false, "large_dir feature")
+}
+
+func (ext4Dump) dirIno() uint64 { return ext4DumpIno }
+
+func (ext4Dump) build(c *dumpCmd, names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error) {
 	t := c.t
 	sys, _, err := ext4.Boot(t, vfs.Config{}, nil)
 	if err != nil {
@@ -696,7 +710,7 @@ func (c *dumpCmd) ext4(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*du
 	if err := ext4.InitNewDir(t, dir, ext4RootIno); err != nil {
 		return nil, err
 	}
-	rep := &dumpReport{FS: "ext4", Refused: []dumpRefusal{}, ext4Dir: dir}
+	rep := &dumpReport{FS: c.fst.Name, unit: "block", Refused: []dumpRefusal{}, dir: dir}
 	c.create(func(n []byte, ino uint32) error { return ext4.AddEntry(t, dir, n, ino, ext4.SIfreg|0o644) }, names, ext4DumpIno+1, rep)
 	if crypt != nil && c.noKey {
 		// Without the key: FS_IOC_REMOVE_ENCRYPTION_KEY, and the inode's
@@ -709,18 +723,16 @@ func (c *dumpCmd) ext4(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*du
 		}
 	}
 
+	l := ext4.WalkDirents(t, dir)
 	d := &rep.Dir
-	d.Ino, d.Size, d.Blocks = uint32(dir.Ino()), dir.Size(), int(dir.Size()/ext4.BlockSize)
+	d.Ino, d.Size, d.Blocks = uint32(l.Ino), l.Size, len(l.Blocks)
 	c.fillDirCommon(d, crypt)
-	htree, csum := dir.IsDx(), sb.MetadataCsum
-	d.Htree, d.MetadataCsum = &htree, &csum
-	d.HashVersion = versionName(ext4HashVersion(dir))
+	d.Htree, d.MetadataCsum = &l.Htree, &l.MetadataCsum
+	d.HashVersion = versionName(l.HashVersion)
 	d.HashSeed = hex.EncodeToString(seed[:])
 	d.Line = dir.String()
-
-	kinds := ext4BlockKinds(dir)
-	for lblk := uint32(0); lblk < uint32(d.Blocks); lblk++ {
-		rep.Blocks = append(rep.Blocks, c.ext4Block(dir, lblk, kinds[lblk]))
+	for i := range l.Blocks {
+		rep.Blocks = append(rep.Blocks, ext4Block(l, &l.Blocks[i]))
 	}
 	rep.Check = verdict(ext4.CheckDir(t, dir))
 	return rep, nil
@@ -736,188 +748,59 @@ func versionName(v uint8) string {
 	return strconv.Itoa(int(v))
 }
 
-// ext4HashVersion is the hash version the directory's names are hashed
-// with (dx_probe's choice): siphash in casefolded encrypted directories,
-// else the root's (or the superblock's default) with the unsigned flag.
-func ext4HashVersion(dir *ext4.Inode) uint8 {
-	if dir.HashInDirent() {
-		return ext4.DxHashSiphash
-	}
-	v := dir.SB.DefHashVersion
-	if b := dir.BlockAt(0); dir.IsDx() && b != nil {
-		v = b[dxRootInfoOff+4]
-	}
-	if v <= ext4.DxHashTEA {
-		v += dir.SB.HashUnsigned
-	}
-	return v
-}
+// hashHex renders a hash or checksum as the dumps show it.
+func hashHex(v uint32) string { return fmt.Sprintf("%08x", v) }
 
-// ext4Kind is a block's place in the htree.
-type ext4Kind struct {
-	kind   string // "dx_root", "dx_node", "leaf"
-	lo, hi uint32
-	hasHi  bool
-	inTree bool
-}
-
-// Offsets in ext4 dx blocks (struct dx_root, struct dx_node).
-const (
-	dxRootInfoOff    = 24
-	dxNodeEntriesOff = 8
-)
-
-// ext4BlockKinds walks the htree from its root: the index blocks, and for
-// each leaf the hash range its index entry gives it. Without an htree
-// every block is a leaf.
-func ext4BlockKinds(dir *ext4.Inode) map[uint32]ext4Kind {
-	kinds := map[uint32]ext4Kind{}
-	nblocks := uint32(dir.Size() / ext4.BlockSize)
-	b0 := dir.BlockAt(0)
-	if dir.IsDx() && b0 != nil {
-		kinds[0] = ext4Kind{kind: "dx_root", inTree: true}
-		levels := int(b0[dxRootInfoOff+6])
-		var walk func(b []byte, off, level int, lo, hi uint32, hasHi bool, depth int)
-		walk = func(b []byte, off, level int, lo, hi uint32, hasHi bool, depth int) {
-			if depth > 3 || off+4 > len(b) {
-				return
-			}
-			count := int(binary.LittleEndian.Uint16(b[off+2:]))
-			for i := 0; i < count && off+i*8+8 <= len(b); i++ {
-				start := lo
-				if i > 0 {
-					start = binary.LittleEndian.Uint32(b[off+i*8:])
-				}
-				end, endOK := hi, hasHi
-				if i+1 < count && off+(i+1)*8+8 <= len(b) {
-					end, endOK = binary.LittleEndian.Uint32(b[off+(i+1)*8:]), true
-				}
-				blk := binary.LittleEndian.Uint32(b[off+i*8+4:]) & 0x0fffffff
-				if _, seen := kinds[blk]; seen || blk >= nblocks {
-					continue
-				}
-				if level > 0 {
-					kinds[blk] = ext4Kind{kind: "dx_node", lo: start, hi: end, hasHi: endOK, inTree: true}
-					if cb := dir.BlockAt(blk); cb != nil {
-						walk(cb, dxNodeEntriesOff, level-1, start, end, endOK, depth+1)
-					}
-				} else {
-					kinds[blk] = ext4Kind{kind: "leaf", lo: start, hi: end, hasHi: endOK, inTree: true}
-				}
-			}
-		}
-		walk(b0, dxRootInfoOff+int(b0[dxRootInfoOff+5]), levels, 0, 0, false, 0)
-	}
-	for lblk := uint32(0); lblk < nblocks; lblk++ {
-		if _, ok := kinds[lblk]; !ok {
-			kinds[lblk] = ext4Kind{kind: "leaf"}
-		}
-	}
-	return kinds
-}
-
-func (c *dumpCmd) ext4Block(dir *ext4.Inode, lblk uint32, k ext4Kind) dumpBlock {
-	blk := dumpBlock{Block: int64(lblk), Kind: k.kind, Entries: []dumpEntry{}}
-	b := dir.BlockAt(lblk)
-	if b == nil {
-		blk.Kind = "hole"
+// ext4Block renders one block of the directory as the walker decoded it.
+func ext4Block(l *ext4.DirLayout, db *ext4.DirBlock) dumpBlock {
+	blk := dumpBlock{Block: int64(db.Lblk), Kind: db.Kind, Entries: []dumpEntry{}}
+	if db.Kind == ext4.KindHole {
 		return blk
 	}
-	blk.Phys = dir.PhysBlock(lblk)
-	csum := dir.SB.MetadataCsum
-	if k.inTree && k.kind != "dx_root" {
-		blk.HashLo = fmt.Sprintf("%08x", k.lo)
-		if k.hasHi {
-			blk.HashHi = fmt.Sprintf("%08x", k.hi)
+	blk.Phys = db.Phys
+	if db.InTree && db.Kind != ext4.KindDxRoot {
+		blk.HashLo = hashHex(db.HashLo)
+		if db.HasHi {
+			blk.HashHi = hashHex(db.HashHi)
 		}
 	}
-	if k.kind == "dx_root" || k.kind == "dx_node" {
-		off := dxNodeEntriesOff
-		if k.kind == "dx_root" {
-			dot, dotdot := binary.LittleEndian.Uint32(b[0:]), binary.LittleEndian.Uint32(b[12:])
-			hv, il, lv := b[dxRootInfoOff+4], b[dxRootInfoOff+5], b[dxRootInfoOff+6]
-			blk.Dot, blk.DotDot, blk.HashVersion, blk.InfoLength, blk.IndirectLevels = &dot, &dotdot, &hv, &il, &lv
-			off = dxRootInfoOff + int(il)
+	blk.Problem = db.Problem
+	if db.Kind == ext4.KindDxRoot || db.Kind == ext4.KindDxNode {
+		if db.Kind == ext4.KindDxRoot {
+			blk.Dot, blk.DotDot = &db.Dot, &db.DotDot
+			blk.HashVersion, blk.InfoLength, blk.IndirectLevels = &db.HashVersion, &db.InfoLength, &db.IndirectLevels
 		}
-		if off+8 > len(b) {
-			blk.Problem = "dx entries past the block"
+		if db.Problem != "" {
 			return blk
 		}
-		blk.Limit = int(binary.LittleEndian.Uint16(b[off:]))
-		blk.Count = int(binary.LittleEndian.Uint16(b[off+2:]))
-		for i := 0; i < blk.Count && off+i*8+8 <= len(b); i++ {
-			e := dumpDxEntry{Block: binary.LittleEndian.Uint32(b[off+i*8+4:]) & 0x0fffffff}
+		blk.Limit, blk.Count = db.Limit, db.Count
+		for i, e := range db.Index {
+			x := dumpDxEntry{Block: e.Block}
 			if i > 0 {
-				e.Hash = fmt.Sprintf("%08x", binary.LittleEndian.Uint32(b[off+i*8:]))
+				x.Hash = hashHex(e.Hash)
 			}
-			blk.Index = append(blk.Index, e)
+			blk.Index = append(blk.Index, x)
 		}
-		if csum && off+blk.Limit*8+8 <= len(b) {
-			blk.DxCsum = fmt.Sprintf("%08x", binary.LittleEndian.Uint32(b[off+blk.Limit*8+4:]))
+		if db.HasDxCsum {
+			blk.DxCsum = hashHex(db.DxCsum)
 		}
 		return blk
 	}
-	t := c.t
-	end := ext4.BlockSize
-	if csum {
-		end -= ext4.DirEntryTailSize
-		blk.Csum = fmt.Sprintf("%08x", binary.LittleEndian.Uint32(b[ext4.BlockSize-4:]))
+	if db.HasCsum {
+		blk.Csum = hashHex(db.Csum)
 	}
-	ver := ext4HashVersion(dir)
-	showHash := dir.SB.DirIndex || dir.HashInDirent()
-	encrypted, hasKey := dir.IsEncrypted(), dir.IsEncrypted() && fscrypt.HasEncryptionKey(&dir.Inode)
-	for off := 0; off < end; {
-		if off+ext4.BaseDirLen > end {
-			blk.Problem = fmt.Sprintf("offset %d: dirent header runs into the tail", off)
-			break
-		}
-		recLen := ext4.RecLenFromDisk(binary.LittleEndian.Uint16(b[off+4:]), ext4.BlockSize, ext4.BlockSize)
-		nameLen := int(b[off+6])
-		if recLen < 8 || off+recLen > end || off+8+nameLen > off+recLen {
-			blk.Problem = fmt.Sprintf("offset %d: bad rec_len %d (name_len %d)", off, recLen, nameLen)
-			break
-		}
-		o := off
-		e := dumpEntry{Offset: &o, Ino: binary.LittleEndian.Uint32(b[off:]), RecLen: recLen, NameLen: nameLen, FileType: b[off+7]}
-		off += recLen
-		if e.Ino == 0 {
+	for i := range db.Entries {
+		de := &db.Entries[i]
+		e := dumpEntry{Offset: &de.Off, Ino: de.Inode, RecLen: de.RecLen, NameLen: de.NameLen, FileType: de.FileType}
+		if de.Unused() {
 			e.Unused = true
 			blk.Entries = append(blk.Entries, e)
 			continue
 		}
-		disk := b[o+8 : o+8+nameLen]
-		dot := string(disk) == "." || string(disk) == ".."
-		var hash, minor uint32
-		hashOK := false
-		switch {
-		case dir.HashInDirent() && !dot:
-			p := o + 8 + (nameLen+3)&^3
-			if p+8 <= o+recLen {
-				hash, minor = binary.LittleEndian.Uint32(b[p:]), binary.LittleEndian.Uint32(b[p+4:])
-				hashOK, e.HashStored = true, true
-			}
-		case showHash && !dir.HashInDirent():
-			hinfo := ext4.DxHashInfo{HashVersion: ver, Seed: &dir.SB.HashSeed}
-			if err := ext4.Dirhash(t, dir, disk, &hinfo); err == nil {
-				hash, minor, hashOK = hinfo.Hash, hinfo.MinorHash, true
-			}
+		if de.HashStored || de.HashComputed {
+			e.Hash, e.Minor, e.HashStored = hashHex(de.Hash), hashHex(de.MinorHash), de.HashStored
 		}
-		if hashOK {
-			e.Hash, e.Minor = fmt.Sprintf("%08x", hash), fmt.Sprintf("%08x", minor)
-		}
-		// readdir passes the htree hash to fscrypt_fname_disk_to_usr in
-		// a dx directory, 0 in a linear one.
-		rh, rm := hash, minor
-		if !dir.SB.DirIndex && !dir.HashInDirent() {
-			rh, rm = 0, 0
-		}
-		var dtu func(h, m uint32, in, out []byte) (int, error)
-		if encrypted {
-			dtu = func(h, m uint32, in, out []byte) (int, error) {
-				return fscrypt.FnameDiskToUsr(t, &dir.Inode, h, m, in, out)
-			}
-		}
-		nameOf(t, &e, disk, encrypted, hasKey, dtu, rh, rm)
+		nameOf(&e, de.Name, l.Encrypt, l.HasKey, de.User, de.UserErr)
 		blk.Entries = append(blk.Entries, e)
 	}
 	return blk
@@ -925,7 +808,18 @@ func (c *dumpCmd) ext4Block(dir *ext4.Inode, lblk uint32, k ext4Kind) dumpBlock 
 
 // ---- f2fs ----
 
-func (c *dumpCmd) f2fs(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error) {
+// f2fsDump dumps an f2fs directory: /d, inode 4, on a formatted and
+// mounted f2fs whose mount options the flags set.
+type f2fsDump struct{}
+
+func (f2fsDump) flags(c *dumpCmd, fs *pflag.FlagSet) {
+	boolFlagNo(fs, &c.inline, "inline", true, "inline dentries")
+	fs.UintVar(&c.dirLevel, "dir-level", 0, "i_dir_level")
+}
+
+func (f2fsDump) dirIno() uint64 { return f2fsDumpIno }
+
+func (f2fsDump) build(c *dumpCmd, names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*dumpReport, error) {
 	t := c.t
 	if c.dirLevel > f2fs.MaxDirHashDepth {
 		return nil, usageError{fmt.Sprintf("--dir-level %d: want 0 .. %d", c.dirLevel, f2fs.MaxDirHashDepth)}
@@ -934,7 +828,7 @@ func (c *dumpCmd) f2fs(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*du
 	if err != nil {
 		return nil, err
 	}
-	rep := &dumpReport{FS: "f2fs", Refused: []dumpRefusal{}, f2fsDir: dir}
+	rep := &dumpReport{FS: c.fst.Name, unit: "dentry block", Refused: []dumpRefusal{}, dir: dir}
 	c.create(func(n []byte, ino uint32) error { return f2fs.AddLink(t, dir, n, ino, f2fs.SIfreg|0o644) }, names, f2fsDumpIno+1, rep)
 	if crypt != nil && c.noKey {
 		if err := removeKey(); err != nil {
@@ -942,28 +836,23 @@ func (c *dumpCmd) f2fs(names [][]byte, um *fsunicode.Map, crypt *dumpCrypt) (*du
 		}
 	}
 
+	l := f2fs.WalkDirents(t, dir)
 	d := &rep.Dir
-	pages := dir.Pages()
-	d.Ino, d.Size, d.Blocks = uint32(dir.Ino()), dir.Size(), len(pages)
+	d.Ino, d.Size = uint32(l.Ino), l.Size
 	c.fillDirCommon(d, crypt)
-	inline, depth, level := dir.Inline, dir.CurrentDepth, dir.DirLevel
-	d.Inline, d.Depth, d.DirLevel = &inline, &depth, &level
+	d.Inline, d.Depth, d.DirLevel = &l.Inline, &l.Depth, &l.DirLevel
 	d.Line = dir.String()
-
-	if dir.Inline {
-		dp := dir.InlineDentryPtr()
-		blk := dumpBlock{Block: -1, Kind: "inline"}
-		c.f2fsArea(dir, &dp, &blk)
-		rep.Blocks = append(rep.Blocks, blk)
-	}
-	for _, bidx := range pages {
-		b := dir.BlockAt(bidx)
-		blk := dumpBlock{Block: int64(bidx), Kind: "dentry"}
-		if lv, bucket, ok := f2fs.LevelOfBlock(bidx, dir.DirLevel, dir.CurrentDepth); ok {
-			blk.Level, blk.Bucket, blk.Buckets = &lv, &bucket, f2fs.DirBuckets(lv, dir.DirLevel)
+	for i := range l.Areas {
+		a := &l.Areas[i]
+		blk := dumpBlock{Block: -1, Kind: a.Kind.String()}
+		if a.Kind == f2fs.AreaDentryBlock {
+			d.Blocks++
+			blk.Block = int64(a.Page)
+			if a.InTable {
+				blk.Level, blk.Bucket, blk.Buckets = &a.Level, &a.Bucket, a.Buckets
+			}
 		}
-		dp := f2fs.MakeDentryPtrBlock(b)
-		c.f2fsArea(dir, &dp, &blk)
+		f2fsArea(l, a, &blk)
 		rep.Blocks = append(rep.Blocks, blk)
 	}
 	rep.Check = verdict(f2fs.CheckDir(t, dir))
@@ -1040,42 +929,24 @@ func (c *dumpCmd) f2fsDir(um *fsunicode.Map, crypt *dumpCrypt) (dir *f2fs.Inode,
 	return dir, removeKey, nil
 }
 
-func (c *dumpCmd) f2fsArea(dir *f2fs.Inode, dp *f2fs.DentryPtr, blk *dumpBlock) {
-	t := c.t
+// f2fsArea renders one dentry area as the walker decoded it.
+func f2fsArea(l *f2fs.DirLayout, a *f2fs.DentryArea, blk *dumpBlock) {
 	blk.Entries = []dumpEntry{}
-	blk.MaxSlots = dp.Max
-	for i := 0; i < dp.Max; i++ {
-		if dp.TestBit(i) {
-			blk.Slots++
-		}
-	}
-	encrypted, hasKey := dir.IsEncrypted(), dir.IsEncrypted() && fscrypt.HasEncryptionKey(&dir.Inode)
-	for pos := dp.FindNextBit(0); pos < dp.Max; {
-		de := dp.Entry(pos)
-		slot := pos
-		e := dumpEntry{Slot: &slot, Ino: de.Ino, NameLen: int(de.NameLen), FileType: de.FileType, Hash: fmt.Sprintf("%08x", de.HashCode)}
-		if de.NameLen == 0 {
+	blk.MaxSlots, blk.Slots = a.Max, a.Used
+	for i := range a.Dirents {
+		de := &a.Dirents[i]
+		e := dumpEntry{Slot: &de.Slot, Ino: de.Entry.Ino, NameLen: int(de.Entry.NameLen), FileType: de.Entry.FileType, Hash: hashHex(de.Entry.HashCode)}
+		if de.Slots == 0 {
 			e.Unused = true
 			blk.Entries = append(blk.Entries, e)
-			pos = dp.FindNextBit(pos + 1)
 			continue
 		}
-		name, ok := dp.Name(pos, int(de.NameLen))
-		if !ok || de.NameLen > f2fs.NameLen {
-			blk.Problem = fmt.Sprintf("slot %d: bad name_len %d", pos, de.NameLen)
-			break
-		}
-		e.SlotsFor = f2fs.GetDentrySlots(int(de.NameLen))
-		var dtu func(h, m uint32, in, out []byte) (int, error)
-		if encrypted {
-			dtu = func(h, m uint32, in, out []byte) (int, error) {
-				return fscrypt.FnameDiskToUsr(t, &dir.Inode, h, m, in, out)
-			}
-		}
-		// f2fs_fill_dentries passes the stored hash_code.
-		nameOf(t, &e, name, encrypted, hasKey, dtu, de.HashCode, 0)
+		e.SlotsFor = de.Slots
+		nameOf(&e, de.Name, l.Encrypt, l.HasKey, de.User, de.UserErr)
 		blk.Entries = append(blk.Entries, e)
-		pos = dp.FindNextBit(pos + e.SlotsFor)
+	}
+	if a.BadSlot >= 0 {
+		blk.Problem = fmt.Sprintf("slot %d: bad name_len %d", a.BadSlot, a.BadNameLen)
 	}
 }
 
@@ -1117,10 +988,7 @@ func (r *dumpReport) writeText(w io.Writer) error {
 		}
 		feats = append(feats, fmt.Sprintf("encrypt (%s, pad %d, %s)", d.Filenames, d.Padding, key))
 	}
-	unit := "block"
-	if r.FS == "f2fs" {
-		unit = "dentry block"
-	}
+	unit := r.unit
 	if d.Blocks != 1 {
 		unit += "s"
 	}

@@ -147,10 +147,13 @@ func readdirNames(t *testing.T, tk *kernel.Task, rep *dumpReport) []string {
 		return true
 	}
 	var err error
-	if rep.ext4Dir != nil {
-		err = ext4.Readdir(tk, rep.ext4Dir, &ext4.DirContext{Actor: actor})
-	} else {
-		err = f2fs.Readdir(tk, rep.f2fsDir, &f2fs.DirContext{Actor: actor})
+	switch dir := rep.dir.(type) {
+	case *ext4.Inode:
+		err = ext4.Readdir(tk, dir, &ext4.DirContext{Actor: actor})
+	case *f2fs.Inode:
+		err = f2fs.Readdir(tk, dir, &f2fs.DirContext{Actor: actor})
+	default:
+		t.Fatalf("directory %T", rep.dir)
 	}
 	if err != nil {
 		t.Fatal(err)
