@@ -101,25 +101,15 @@ func (s *System) MountSuper(t *kernel.Task, proc *Proc, sb *SuperBlock, target s
 		}
 		return nil, err
 	}
-	m = &Mount{SB: sb, Root: sb.Root, parent: mp.Mnt, mountpoint: mp.Dentry}
+	m = &Mount{SB: sb, Root: sb.Root}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := *s.mounts.Load()
-	k := mountKey{mp.Mnt, mp.Dentry}
-	if _, busy := old[k]; busy {
-		mp.put(t)
+	if err := s.attachMnt(t, m, mp); err != nil {
 		if sb.bdev != nil {
 			sb.bdev.release()
 		}
-		return nil, errno.EBUSY
+		return nil, err
 	}
-	nm := make(map[mountKey]*Mount, len(old)+1)
-	for kk, v := range old {
-		nm[kk] = v
-	}
-	nm[k] = m
-	s.mounts.Store(&nm)
-	mp.Dentry.SetFlags(t, dcache.Mounted)
 	return m, nil
 }
 

@@ -321,13 +321,24 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 		s.rootMnt = m
 		return m, nil
 	}
+	if err := s.attachMnt(t, m, mp); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// attachMnt is attach_mnt: m goes on the mountpoint mp, which keeps the
+// walk's reference, in a new copy of the mount table (lockless readers
+// see the old or the new one). The caller holds s.mu. Errors: EBUSY when
+// mp is already a mountpoint (mp's reference is then dropped).
+func (s *System) attachMnt(t *kernel.Task, m *Mount, mp Path) error {
 	old := *s.mounts.Load()
 	k := mountKey{mp.Mnt, mp.Dentry}
 	if _, busy := old[k]; busy {
 		mp.put(t)
-		return nil, errno.EBUSY
+		return errno.EBUSY
 	}
-	m.parent, m.mountpoint = mp.Mnt, mp.Dentry // the mount keeps the reference
+	m.parent, m.mountpoint = mp.Mnt, mp.Dentry
 	nm := make(map[mountKey]*Mount, len(old)+1)
 	for kk, v := range old {
 		nm[kk] = v
@@ -335,7 +346,7 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 	nm[k] = m
 	s.mounts.Store(&nm)
 	mp.Dentry.SetFlags(t, dcache.Mounted)
-	return m, nil
+	return nil
 }
 
 // lookupMnt is __lookup_mnt: the mount on (parent, d), if any. Lockless:
