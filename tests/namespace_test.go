@@ -2,6 +2,7 @@ package tests
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"strings"
 	"syscall"
@@ -321,24 +322,42 @@ func drawExt4(t *rapid.T) *ext4.Options {
 // pass the fsck-style checker. Casefolded trees run on f2fs and ext4
 // (memfs has no casefolding) against the model's Unicode 12.1 casefolding;
 // encrypted trees have their key present.
+//
+// The default run draws the casefold and encrypt settings per case (rapid's
+// 100 cases over the four combinations, which tests/conformance also
+// covers); -namespace.all runs 100 cases of each combination.
 func TestNamespaceProperty(t *testing.T) {
+	run := func(t *testing.T, ci, enc func(*rapid.T) bool) {
+		rapid.Check(t, func(rt *rapid.T) {
+			ci, enc := ci(rt), enc(rt)
+			var cfgs []config
+			if !ci {
+				cfgs = append(cfgs, config{fs: kMemfs, encrypt: enc})
+			}
+			cfgs = append(cfgs,
+				config{fs: kF2fs, casefold: ci, encrypt: enc, f2fs: drawF2fs(rt)},
+				config{fs: kExt4, casefold: ci, encrypt: enc, ext4: drawExt4(rt)})
+			g := newGroup(rt, cfgs, ci)
+			defer g.close()
+			rt.Repeat(g.actions())
+		})
+	}
+	if !*namespaceAll {
+		draw := func(label string) func(*rapid.T) bool {
+			return func(rt *rapid.T) bool { return rapid.Bool().Draw(rt, label) }
+		}
+		run(t, draw("casefold"), draw("encrypt"))
+		return
+	}
 	for _, ci := range []bool{false, true} {
 		for _, enc := range []bool{false, true} {
 			name := fmt.Sprintf("casefold=%v/encrypt=%v", ci, enc)
-			t.Run(name, func(t *testing.T) {
-				rapid.Check(t, func(rt *rapid.T) {
-					var cfgs []config
-					if !ci {
-						cfgs = append(cfgs, config{fs: kMemfs, encrypt: enc})
-					}
-					cfgs = append(cfgs,
-						config{fs: kF2fs, casefold: ci, encrypt: enc, f2fs: drawF2fs(rt)},
-						config{fs: kExt4, casefold: ci, encrypt: enc, ext4: drawExt4(rt)})
-					g := newGroup(rt, cfgs, ci)
-					defer g.close()
-					rt.Repeat(g.actions())
-				})
-			})
+			fixed := func(v bool) func(*rapid.T) bool { return func(*rapid.T) bool { return v } }
+			t.Run(name, func(t *testing.T) { run(t, fixed(ci), fixed(enc)) })
 		}
 	}
 }
+
+// namespaceAll runs TestNamespaceProperty's 100 cases for each of the four
+// casefold and encrypt combinations.
+var namespaceAll = flag.Bool("namespace.all", false, "run TestNamespaceProperty on each casefold/encrypt combination")
