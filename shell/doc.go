@@ -53,8 +53,7 @@
 // arguments; new inodes are owned by root whoever creates them, as the
 // model's filesystems do not call inode_init_owner), read-only mounts (ro
 // is recorded, not enforced), timestamps and atime updates, device sizes
-// (ENOSPC), v1 keys in process keyrings (keyctl keeps a session keyring,
-// but the model's fscrypt does not search it: find_and_lock_process_key),
-// fscrypt-provisioning keys, and a full awk (the command proxy does not
+// (ENOSPC), keyrings other than the one session keyring every process
+// shares (fscrypt searches it for v1 keys), fscrypt-provisioning keys, and a full awk (the command proxy does not
 // serve benhoyt/goawk; the subset xfstests' filters use is built in).
 package shell

@@ -210,8 +210,7 @@ _get_fs_keyprefix()
 }
 
 # A v1 key in the session keyring, as struct fscrypt_key (mode, raw[64],
-# size). The model's fscrypt does not search process keyrings, so such a
-# key unlocks nothing (see keyctl).
+# size), which fscrypt finds for v1 policies (find_and_lock_process_key).
 _add_session_encryption_key()
 {
 	local keydesc=$1 raw=$2

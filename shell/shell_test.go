@@ -6,6 +6,11 @@ import (
 	"testing"
 )
 
+// v1Session sets a v1 policy on $SCRATCH_MNT/d and pipes the struct
+// fscrypt_key of TEST_RAW_KEY into keyctl padd logon; the case appends the
+// description.
+const v1Session = `_scratch_mkfs_encrypted; _scratch_mount; mkdir $SCRATCH_MNT/d; _set_encpolicy $SCRATCH_MNT/d $TEST_KEY_DESCRIPTOR; echo -ne "\x00\x00\x00\x00${TEST_RAW_KEY}\x40\x00\x00\x00" | keyctl padd logon`
+
 func TestShellBehaviour(t *testing.T) {
 	commands["__test_panic"] = func(*cmd) int { panic("boom") }
 	cases := []struct {
@@ -44,6 +49,10 @@ func TestShellBehaviour(t *testing.T) {
 		{"umount with a file open", `_scratch_mkfs; _scratch_mount; echo x > $SCRATCH_MNT/f; exec 3<$SCRATCH_MNT/f; umount $SCRATCH_MNT; exec 3<&-; umount $SCRATCH_MNT && echo gone`, "umount: /mnt/scratch: target is busy.\ngone\n", 0},
 		{"trace into a pipe whose reader makes syscalls", `trace on; seq 300 > /tmp/big; cat /tmp/big 2>&1 | xfs_io -f -c "pwrite 0 1" /tmp/p >/dev/null 2>&1; trace off; echo fine`, "fine\n", 0},
 		{"chown lets a user set a policy", `_scratch_mkfs_encrypted; _scratch_mount; mkdir $SCRATCH_MNT/d; _user_do "xfs_io -c 'set_encpolicy 0000111122223333' $SCRATCH_MNT/d"; chown fsgqa $SCRATCH_MNT/d; stat -c %U $SCRATCH_MNT/d; _user_do "xfs_io -c 'set_encpolicy 0000111122223333' $SCRATCH_MNT/d" && echo set; su fsgqa -c "chown root $SCRATCH_MNT/d"`, "Permission denied\nfsgqa\nset\nchown: changing ownership of '/mnt/scratch/d': Operation not permitted\n", 1},
+		{"v1 key in the session keyring by ext4's prefix, for every user", v1Session + ` ext4:$TEST_KEY_DESCRIPTOR @s >/dev/null; echo x > $SCRATCH_MNT/d/f && su fsgqa -c "cat $SCRATCH_MNT/d/f"`, "x\n", 0},
+		{"v1 key by another filesystem's prefix", v1Session + ` f2fs:$TEST_KEY_DESCRIPTOR @s >/dev/null; echo x > $SCRATCH_MNT/d/f`, "/mnt/scratch/d/f: Required key not available\n", 1},
+		{"v1 key too short", `_scratch_mkfs_encrypted; _scratch_mount; mkdir $SCRATCH_MNT/d; _set_encpolicy $SCRATCH_MNT/d $TEST_KEY_DESCRIPTOR; echo -ne "\x00\x00\x00\x00${TEST_RAW_KEY}\x10\x00\x00\x00" | keyctl padd logon fscrypt:$TEST_KEY_DESCRIPTOR @s >/dev/null; mkdir $SCRATCH_MNT/d/s; dmesg | tail -1`, "fscrypt: key with description 'fscrypt:0000111122223333' is too short (got 16 bytes, need 32+ bytes)\n", 0},
+		{"v1 key revoked", v1Session + ` fscrypt:$TEST_KEY_DESCRIPTOR @s >/dev/null; echo x > $SCRATCH_MNT/d/f; keyctl revoke $(keyctl search @s logon fscrypt:$TEST_KEY_DESCRIPTOR); cat $SCRATCH_MNT/d/f; echo 3 > /proc/sys/vm/drop_caches; ls $SCRATCH_MNT/d`, "x\nls: cannot open directory '/mnt/scratch/d': Key has been revoked\n", 2},
 		{"su uid", `su fsgqa -c 'id -u'`, "1000\n", 0},
 		{"stat format", `touch /tmp/s; stat -c '%n %s %F %a %h %u' /tmp/s`, "/tmp/s 0 regular empty file 644 1 0\n", 0},
 	}
