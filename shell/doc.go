@@ -50,8 +50,7 @@
 // # What is not modelled
 //
 // Permissions beyond the key ioctls' checks (chmod only checks its
-// arguments; new inodes are owned by root whoever creates them, as the
-// model's filesystems do not call inode_init_owner), read-only mounts (ro
+// arguments; group ownership), read-only mounts (ro
 // is recorded, not enforced), timestamps and atime updates, device sizes
 // (ENOSPC), keyrings other than the one session keyring every process
 // shares (fscrypt searches it for v1 keys), fscrypt-provisioning keys, and a full awk (the command proxy does not

@@ -53,6 +53,9 @@ func TestShellBehaviour(t *testing.T) {
 		{"v1 key by another filesystem's prefix", v1Session + ` f2fs:$TEST_KEY_DESCRIPTOR @s >/dev/null; echo x > $SCRATCH_MNT/d/f`, "/mnt/scratch/d/f: Required key not available\n", 1},
 		{"v1 key too short", `_scratch_mkfs_encrypted; _scratch_mount; mkdir $SCRATCH_MNT/d; _set_encpolicy $SCRATCH_MNT/d $TEST_KEY_DESCRIPTOR; echo -ne "\x00\x00\x00\x00${TEST_RAW_KEY}\x10\x00\x00\x00" | keyctl padd logon fscrypt:$TEST_KEY_DESCRIPTOR @s >/dev/null; mkdir $SCRATCH_MNT/d/s; dmesg | tail -1`, "fscrypt: key with description 'fscrypt:0000111122223333' is too short (got 16 bytes, need 32+ bytes)\n", 0},
 		{"v1 key revoked", v1Session + ` fscrypt:$TEST_KEY_DESCRIPTOR @s >/dev/null; echo x > $SCRATCH_MNT/d/f; keyctl revoke $(keyctl search @s logon fscrypt:$TEST_KEY_DESCRIPTOR); cat $SCRATCH_MNT/d/f; echo 3 > /proc/sys/vm/drop_caches; ls $SCRATCH_MNT/d`, "x\nls: cannot open directory '/mnt/scratch/d': Key has been revoked\n", 2},
+		{"new inodes are their creator's (memfs)", `mkdir /tmp/o; chown fsgqa /tmp/o; touch /tmp/o/r; su fsgqa2 -c "touch /tmp/o/u"; stat -c '%n %u' /tmp/o/r /tmp/o/u`, "/tmp/o/r 0\n/tmp/o/u 1001\n", 0},
+		{"new inodes are their creator's (ext4)", `_scratch_mkfs; _scratch_mount; chown fsgqa $SCRATCH_MNT; su fsgqa2 -c "mkdir $SCRATCH_MNT/d; ln -s x $SCRATCH_MNT/l"; touch $SCRATCH_MNT/r; stat -c '%n %u' $SCRATCH_MNT/d $SCRATCH_MNT/l $SCRATCH_MNT/r`, "/mnt/scratch/d 1001\n/mnt/scratch/l 1001\n/mnt/scratch/r 0\n", 0},
+		{"new inodes are their creator's (f2fs)", `mkfs.f2fs $SCRATCH_DEV >/dev/null; _scratch_mount; chown fsgqa $SCRATCH_MNT; su fsgqa2 -c "touch $SCRATCH_MNT/u"; touch $SCRATCH_MNT/r; stat -c '%n %u' $SCRATCH_MNT/u $SCRATCH_MNT/r`, "/mnt/scratch/u 1001\n/mnt/scratch/r 0\n", 0},
 		{"su uid", `su fsgqa -c 'id -u'`, "1000\n", 0},
 		{"stat format", `touch /tmp/s; stat -c '%n %s %F %a %h %u' /tmp/s`, "/tmp/s 0 regular empty file 644 1 0\n", 0},
 	}
