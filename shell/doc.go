@@ -50,8 +50,8 @@
 // # What is not modelled
 //
 // Permissions beyond the key ioctls' checks (chmod only checks its
-// arguments; group ownership), read-only mounts (ro
-// is recorded, not enforced), timestamps and atime updates, device sizes
+// arguments; group ownership), remount,ro refusing files open for
+// writing (EBUSY), timestamps and atime updates, device sizes
 // (ENOSPC), keyrings other than the one session keyring every process
 // shares (fscrypt searches it for v1 keys), fscrypt-provisioning keys, and a full awk (the command proxy does not
 // serve benhoyt/goawk; the subset xfstests' filters use is built in).
