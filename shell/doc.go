@@ -26,9 +26,8 @@
 // shows it) and, under `trace on`, prints its function_graph and result on
 // standard error. One script and one seed give the same bytes: the clock
 // is fixed, inode numbers come from the filesystems' counters, and the
-// kernel's random source is seeded with --seed once the kernel has one
-// (Kernel.Seed; until then fscrypt's nonces come from crypto/rand, so
-// no-key names differ from run to run and the examples filter them).
+// kernel's random source (Kernel.Seed: fscrypt's file nonces, hence the
+// no-key names) and /dev/urandom are seeded with --seed.
 //
 // # The interpreter
 //

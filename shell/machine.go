@@ -74,10 +74,6 @@ type Machine struct {
 	used bool
 }
 
-// seeder is the seeded random source the kernel gets (Kernel.Seed,
-// kernel/random.go); until the kernel has one, the seed is only recorded.
-type seeder interface{ Seed(uint64) }
-
 // NewMachine boots a machine whose kernel runs the patch set set, with its
 // random source seeded with seed.
 func NewMachine(set patch.Set, seed uint64) (*Machine, error) {
@@ -90,9 +86,9 @@ func NewMachine(set patch.Set, seed uint64) (*Machine, error) {
 
 func (m *Machine) boot() error {
 	k := kernel.NewWith(kernel.Config{Patches: m.patches})
-	if s, ok := any(k).(seeder); ok {
-		s.Seed(m.seed)
-	}
+	// Every random choice of the kernel (file nonces, failslab's
+	// draws) comes from the seed (get_random_bytes, kernel/random.go).
+	k.Seed(m.seed)
 	t := k.NewTask("init")
 	t.EnableCounting()
 	sys, p, err := memfs.Boot(t, vfs.Config{}, nil)
