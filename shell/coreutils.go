@@ -1742,6 +1742,38 @@ func cmdCut(c *cmd) int {
 	return min(st, 1)
 }
 
+// seqFormatError checks seq -f's FORMAT as seq does: exactly one
+// floating-point directive (%f, %e or %g, with flags, width and
+// precision), "%%" aside. It returns the complaint, or "".
+func seqFormatError(format string) string {
+	n := 0
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		if i+1 < len(format) && format[i+1] == '%' {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(format) && strings.IndexByte("-+ #0'123456789.", format[j]) >= 0 {
+			j++
+		}
+		if j == len(format) || strings.IndexByte("feEgGaA", format[j]) < 0 {
+			return "has unknown %" + format[i+1:min(j+1, len(format))] + " directive"
+		}
+		n++
+		i = j
+	}
+	switch {
+	case n == 0:
+		return "has no % directive"
+	case n > 1:
+		return "has too many % directives"
+	}
+	return ""
+}
+
 func cmdSeq(c *cmd) int {
 	opts, args, ok := c.flags("w", "sf", "[OPTION]... LAST")
 	if !ok {
@@ -1782,13 +1814,24 @@ func cmdSeq(c *cmd) int {
 	if opts['w'] != "" {
 		w = max(len(strconv.FormatInt(first, 10)), len(strconv.FormatInt(last, 10)))
 	}
+	format, hasFormat := opts['f']
+	if hasFormat {
+		if msg := seqFormatError(format); msg != "" {
+			c.errf("format '%s' %s", format, msg)
+			return 1
+		}
+	}
 	var b strings.Builder
 	n := 0
 	for i := first; (inc > 0 && i <= last) || (inc < 0 && i >= last); i += inc {
 		if n > 0 {
 			b.WriteString(sep)
 		}
-		fmt.Fprintf(&b, "%0*d", w, i)
+		if hasFormat {
+			fmt.Fprintf(&b, format, float64(i))
+		} else {
+			fmt.Fprintf(&b, "%0*d", w, i)
+		}
 		n++
 		if b.Len() > 1<<16 {
 			io.WriteString(c.out, b.String())
@@ -1962,7 +2005,7 @@ func cmdFind(c *cmd) int {
 	if len(roots) == 0 {
 		roots = []string{"."}
 	}
-	typ, name, maxDepth := byte(0), "", -1
+	typ, name, minDepth, maxDepth := byte(0), "", 0, -1
 	for ; i < len(c.args); i++ {
 		a := c.args[i]
 		if a == "-print" {
@@ -1979,13 +2022,17 @@ func cmdFind(c *cmd) int {
 			typ = v[0]
 		case "-name":
 			name = v
-		case "-maxdepth":
+		case "-maxdepth", "-mindepth":
 			n, err := strconv.Atoi(v)
-			if err != nil {
-				c.errf("Expected a positive decimal integer argument to -maxdepth, but got `%s'", v)
+			if err != nil || n < 0 {
+				c.errf("Expected a positive decimal integer argument to %s, but got `%s'", a, v)
 				return 1
 			}
-			maxDepth = n
+			if a == "-maxdepth" {
+				maxDepth = n
+			} else {
+				minDepth = n
+			}
 		default:
 			c.errf("unknown predicate `%s'", a)
 			return 1
@@ -2001,7 +2048,7 @@ func cmdFind(c *cmd) int {
 			return
 		}
 		t := map[uint32]byte{vfs.S_IFREG: 'f', vfs.S_IFDIR: 'd', vfs.S_IFLNK: 'l'}[s.Mode&vfs.S_IFMT]
-		ok := typ == 0 || typ == t
+		ok := (typ == 0 || typ == t) && depth >= minDepth
 		if ok && name != "" {
 			ok, _ = path.Match(name, path.Base(p))
 		}

@@ -262,6 +262,10 @@ _filter_user_do()
 
 _filter_enckey_status() { cat; }
 
+# stat(1) from coreutils before 8.32 says "cannot stat"; the .out files
+# expect "cannot statx".
+_filter_stat() { sed -e "s/cannot stat '/cannot statx '/"; }
+
 _filter_nokey_filenames()
 {
 	sed -E -e "s,$1/[A-Za-z0-9+,_-]+,$1/NOKEY_NAME,"

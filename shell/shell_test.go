@@ -60,6 +60,9 @@ func TestShellBehaviour(t *testing.T) {
 			"touch: cannot touch '/mnt/scratch/g': Read-only file system\nsh: /mnt/scratch/f: Read-only file system\nx\nrm: cannot remove '/mnt/scratch/f': Read-only file system\nmv: cannot move '/mnt/scratch/f' to '/mnt/scratch/h': Read-only file system\nrmdir: failed to remove '/mnt/scratch/d': Read-only file system\nmkdir: cannot create directory '/mnt/scratch/d': File exists\nmkdir: cannot create directory '/mnt/scratch/e': Read-only file system\ntruncate: cannot open '/mnt/scratch/f' for writing: Read-only file system\nchown: changing ownership of '/mnt/scratch/f': Read-only file system\nln: failed to create symbolic link '/mnt/scratch/l': Read-only file system\nchattr: Read-only file system while setting flags on /mnt/scratch/d\nd\nf\n", 0},
 		{"ro mount and remount,rw", `_scratch_mkfs >/dev/null; mount -o ro $SCRATCH_DEV $SCRATCH_MNT; grep scratch /proc/mounts; touch $SCRATCH_MNT/g; mount -o remount,noatime $SCRATCH_MNT; touch $SCRATCH_MNT/g; mount -o remount,rw $SCRATCH_MNT; touch $SCRATCH_MNT/g && grep scratch /proc/mounts`,
 			"/dev/vdb /mnt/scratch ext4 ro,relatime 0 0\ntouch: cannot touch '/mnt/scratch/g': Read-only file system\ntouch: cannot touch '/mnt/scratch/g': Read-only file system\n/dev/vdb /mnt/scratch ext4 rw,relatime 0 0\n", 0},
+		{"seq -f", `seq -f "/tmp/f%.0f" 2; seq -f '%03g' 9 10; seq -f x 1`, "/tmp/f1\n/tmp/f2\n009\n010\nseq: format 'x' has no % directive\n", 1},
+		{"find -mindepth", `mkdir -p /tmp/m/a/b; touch /tmp/m/f; find /tmp/m -mindepth 1 | sort; find /tmp/m -mindepth 2 -maxdepth 2 -type d`, "/tmp/m/a\n/tmp/m/a/b\n/tmp/m/f\n/tmp/m/a/b\n", 0},
+		{"_filter_stat", `echo "stat: cannot stat '/x': No such file or directory" | _filter_stat`, "stat: cannot statx '/x'", 0},
 		{"su uid", `su fsgqa -c 'id -u'`, "1000\n", 0},
 		{"stat format", `touch /tmp/s; stat -c '%n %s %F %a %h %u' /tmp/s`, "/tmp/s 0 regular empty file 644 1 0\n", 0},
 	}
