@@ -590,6 +590,9 @@ func cmdLn(c *cmd) int {
 			c.errf("failed to create symbolic link '%s': %s", link, strerror(err))
 			return 1
 		}
+		if opts['v'] != "" {
+			fmt.Fprintf(c.out, "'%s' -> '%s'\n", link, target)
+		}
 		return 0
 	}
 	tp := c.abs(target)
@@ -599,6 +602,9 @@ func cmdLn(c *cmd) int {
 	if err != nil {
 		c.errf("failed to create hard link '%s' => '%s': %s", link, target, strerror(err))
 		return 1
+	}
+	if opts['v'] != "" {
+		fmt.Fprintf(c.out, "'%s' => '%s'\n", link, target)
 	}
 	return 0
 }

@@ -268,7 +268,7 @@ _filter_stat() { sed -e "s/cannot stat '/cannot statx '/"; }
 
 _filter_nokey_filenames()
 {
-	sed -E -e "s,$1/[A-Za-z0-9+,_-]+,$1/NOKEY_NAME,"
+	sed -E -e "s|$1/[A-Za-z0-9+,_-]+|$1/NOKEY_NAME|g"
 }
 
 _get_encryption_nonce() { :; }

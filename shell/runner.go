@@ -579,7 +579,7 @@ func (s *Shell) execHandler(ctx context.Context, args []string) (err error) {
 	if c.in == nil {
 		c.in = strings.NewReader("")
 	}
-	fn, ok := commands[args[0]]
+	fn, ok := lookupProgram(args[0])
 	if !ok {
 		fmt.Fprintf(hc.Stderr, "%s: command not found\n", args[0])
 		return interp.ExitStatus(127)

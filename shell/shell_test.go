@@ -63,6 +63,10 @@ func TestShellBehaviour(t *testing.T) {
 		{"seq -f", `seq -f "/tmp/f%.0f" 2; seq -f '%03g' 9 10; seq -f x 1`, "/tmp/f1\n/tmp/f2\n009\n010\nseq: format 'x' has no % directive\n", 1},
 		{"find -mindepth", `mkdir -p /tmp/m/a/b; touch /tmp/m/f; find /tmp/m -mindepth 1 | sort; find /tmp/m -mindepth 2 -maxdepth 2 -type d`, "/tmp/m/a\n/tmp/m/a/b\n/tmp/m/f\n/tmp/m/a/b\n", 0},
 		{"_filter_stat", `echo "stat: cannot stat '/x': No such file or directory" | _filter_stat`, "stat: cannot statx '/x'", 0},
+		{"src/renameat2", `touch /tmp/r1 /tmp/r2; $here/src/renameat2 -n /tmp/r1 /tmp/r2; $here/src/renameat2 -x /tmp/r1 /tmp/r2 && echo exchanged; $here/src/renameat2 -x /tmp/r1 /tmp/none; $here/src/renameat2 -q a b`,
+			"File exists\nexchanged\nNo such file or directory\nusage: //src/renameat2 [-t] [-n|-x|-w] path1 path2\n", 1},
+		{"ln -v", `touch /tmp/lv; ln -v /tmp/lv /tmp/lv2; ln -sv lv /tmp/lv3`, "'/tmp/lv2' => '/tmp/lv'\n'/tmp/lv3' -> 'lv'\n", 0},
+		{"_filter_nokey_filenames replaces every name", `echo "mv: cannot move '/d/AbC-_,+1' to '/d/xyz': Required key not available" | _filter_nokey_filenames /d`, "'/d/NOKEY_NAME' to '/d/NOKEY_NAME'", 0},
 		{"su uid", `su fsgqa -c 'id -u'`, "1000\n", 0},
 		{"stat format", `touch /tmp/s; stat -c '%n %s %F %a %h %u' /tmp/s`, "/tmp/s 0 regular empty file 644 1 0\n", 0},
 	}
