@@ -273,13 +273,23 @@ func splitLines(data []byte) []string {
 	return strings.Split(s, "\n")
 }
 
+// headInputs is inputs for head: /dev/zero, endless, gives the bytes
+// `head -c N` asks for (N >= 0) instead of being read to its end.
+func (c *cmd) headInputs(args []string, opts map[byte]string) ([][]byte, []string, int) {
+	n, err := strconv.Atoi(opts['c'])
+	if err != nil || n < 0 || len(args) != 1 || c.abs(args[0]) != "/dev/zero" {
+		return c.inputs(args)
+	}
+	return [][]byte{make([]byte, n)}, args, 0
+}
+
 func cmdHead(c *cmd) int {
 	c.args = obsoleteCount(c.args)
 	opts, args, ok := c.flags("qv", "nc", "[OPTION]... [FILE]...")
 	if !ok {
 		return 1
 	}
-	datas, _, st := c.inputs(args)
+	datas, _, st := c.headInputs(args, opts)
 	for _, d := range datas {
 		if v, ok := opts['c']; ok {
 			n, _ := strconv.Atoi(v)
@@ -1283,7 +1293,7 @@ func cmdWc(c *cmd) int {
 // --- diff ---
 
 func cmdDiff(c *cmd) int {
-	opts, args, ok := c.flags("uqabBwN", "U", "[OPTION]... FILES")
+	opts, args, ok := c.flags("uqabBwNr", "U", "[OPTION]... FILES")
 	if !ok {
 		return 2
 	}
@@ -1296,26 +1306,115 @@ func cmdDiff(c *cmd) int {
 		fmt.Fprintf(c.errw, "diff: Try 'diff --help' for more information.\n")
 		return 2
 	}
-	a, err := c.readAll(args[0])
+	if opts['r'] != "" {
+		return c.diffTree(args[0], args[1], opts, "diff -r")
+	}
+	return c.diffFiles(args[0], args[1], opts, "")
+}
+
+// diffTree is diff -r: two directories compared name by name (symlinks
+// followed, as diff does by default), "Only in DIR: NAME" for a name on
+// one side, the files' diffs each under a "diff -r A B" line. The status
+// is the worst of the comparisons: 0 same, 1 different, 2 trouble.
+func (c *cmd) diffTree(a, b string, opts map[byte]string, header string) int {
+	sa, err := c.stat(a, true)
 	if err != nil {
-		c.errf("%s: %s", args[0], strerror(err))
+		c.errf("%s: %s", a, strerror(err))
 		return 2
 	}
-	b, err := c.readAll(args[1])
+	sb, err := c.stat(b, true)
 	if err != nil {
-		c.errf("%s: %s", args[1], strerror(err))
+		c.errf("%s: %s", b, strerror(err))
+		return 2
+	}
+	aDir, bDir := sa.Mode&vfs.S_IFMT == vfs.S_IFDIR, sb.Mode&vfs.S_IFMT == vfs.S_IFDIR
+	switch {
+	case aDir && bDir:
+	case aDir || bDir:
+		kind := func(dir bool) string {
+			if dir {
+				return "a directory"
+			}
+			return "a regular file"
+		}
+		fmt.Fprintf(c.out, "File %s is %s while file %s is %s\n", a, kind(aDir), b, kind(bDir))
+		return 1
+	default:
+		return c.diffFiles(a, b, opts, header+" "+a+" "+b)
+	}
+	names := func(dir string) (map[string]bool, bool) {
+		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(dir))
+		if err != nil {
+			c.errf("%s: %s", dir, strerror(err))
+			return nil, false
+		}
+		out := map[string]bool{}
+		for _, e := range ents {
+			if e.Name != "." && e.Name != ".." {
+				out[e.Name] = true
+			}
+		}
+		return out, true
+	}
+	na, okA := names(a)
+	nb, okB := names(b)
+	if !okA || !okB {
+		return 2
+	}
+	var all []string
+	for n := range na {
+		all = append(all, n)
+	}
+	for n := range nb {
+		if !na[n] {
+			all = append(all, n)
+		}
+	}
+	sort.Strings(all)
+	st := 0
+	for _, n := range all {
+		r := 0
+		switch {
+		case !nb[n]:
+			fmt.Fprintf(c.out, "Only in %s: %s\n", a, n)
+			r = 1
+		case !na[n]:
+			fmt.Fprintf(c.out, "Only in %s: %s\n", b, n)
+			r = 1
+		default:
+			r = c.diffTree(path.Join(a, n), path.Join(b, n), opts, header)
+		}
+		st = max(st, r)
+	}
+	return st
+}
+
+// diffFiles compares two files (header, when not empty, is printed
+// before a difference, as diff -r names each pair).
+func (c *cmd) diffFiles(an, bn string, opts map[byte]string, header string) int {
+	a, err := c.readAll(an)
+	if err != nil {
+		c.errf("%s: %s", an, strerror(err))
+		return 2
+	}
+	b, err := c.readAll(bn)
+	if err != nil {
+		c.errf("%s: %s", bn, strerror(err))
 		return 2
 	}
 	if bytes.Equal(a, b) {
 		return 0
 	}
 	if opts['q'] != "" {
-		fmt.Fprintf(c.out, "Files %s and %s differ\n", args[0], args[1])
+		fmt.Fprintf(c.out, "Files %s and %s differ\n", an, bn)
 		return 1
+	}
+	if header != "" {
+		fmt.Fprintln(c.out, header)
 	}
 	x, y := splitLines(a), splitLines(b)
 	if opts['u'] != "" || opts['U'] != "" {
-		fmt.Fprintf(c.out, "--- %s\n+++ %s\n", args[0], args[1])
+		fmt.Fprintf(c.out, "--- %s\n+++ %s\n", an, bn)
 		unifiedDiff(c.out, x, y)
 		return 1
 	}

@@ -67,6 +67,10 @@ func TestShellBehaviour(t *testing.T) {
 			"File exists\nexchanged\nNo such file or directory\nusage: //src/renameat2 [-t] [-n|-x|-w] path1 path2\n", 1},
 		{"ln -v", `touch /tmp/lv; ln -v /tmp/lv /tmp/lv2; ln -sv lv /tmp/lv3`, "'/tmp/lv2' => '/tmp/lv'\n'/tmp/lv3' -> 'lv'\n", 0},
 		{"_filter_nokey_filenames replaces every name", `echo "mv: cannot move '/d/AbC-_,+1' to '/d/xyz': Required key not available" | _filter_nokey_filenames /d`, "'/d/NOKEY_NAME' to '/d/NOKEY_NAME'", 0},
+		{"diff -r", `mkdir -p /tmp/A/s /tmp/B/s; echo 1 > /tmp/A/f; echo 1 > /tmp/B/f; diff -r /tmp/A /tmp/B && echo same; echo 2 > /tmp/B/s/g; echo x > /tmp/A/s/g; touch /tmp/A/only; mkdir /tmp/B/f2; touch /tmp/A/f2; diff -r /tmp/A /tmp/B`,
+			"same\nFile /tmp/A/f2 is a regular file while file /tmp/B/f2 is a directory\nOnly in /tmp/A: only\ndiff -r /tmp/A/s/g /tmp/B/s/g\n1c1\n< x\n---\n> 2\n", 1},
+		{"head -c of /dev/zero", `head -c 4 /dev/zero | tr '\0' y`, "yyyy", 0},
+		{"xfs_io -t truncates", `echo abcdef > /tmp/t; xfs_io -t -c "pwrite 0 2" /tmp/t >/dev/null; stat -c %s /tmp/t`, "2\n", 0},
 		{"su uid", `su fsgqa -c 'id -u'`, "1000\n", 0},
 		{"stat format", `touch /tmp/s; stat -c '%n %s %F %a %h %u' /tmp/s`, "/tmp/s 0 regular empty file 644 1 0\n", 0},
 	}
