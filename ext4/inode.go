@@ -278,7 +278,7 @@ func (sb *SuperBlock) newInode(t *kernel.Task, dir *Inode, mode uint32) (*Inode,
 	if err != nil {
 		return nil, err
 	}
-	inode.SetOwner(dir.OwnerUID())
+	vfs.InodeInitOwner(t, &inode.Inode, &dir.Inode, mode)
 	if dir.Inode.IsCasefolded() && inode.IsDir() {
 		inode.Inode.SetFlags(vfs.S_CASEFOLD)
 		inode.Flags |= CasefoldFL

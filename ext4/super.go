@@ -255,7 +255,8 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	sb.symlinkOps = libfs.Symlink(func(i *vfs.Inode) []byte { return EXT4_I(i).target })
 	sb.aops = vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &EXT4_I(i).data })
 	sb.XattrCrypt = libfs.XattrCrypt{
-		Xattrs: func(i *vfs.Inode) *vfs.SimpleXattrs { return &EXT4_I(i).xattrs },
+		Xattrs:    func(i *vfs.Inode) *vfs.SimpleXattrs { return &EXT4_I(i).xattrs },
+		KeyPrefix: "ext4:", // ext4_cryptops.legacy_key_prefix
 		// The root directory cannot be encrypted: e2fsck expects an
 		// unencrypted lost+found (ext4_set_context).
 		Permit: func(i *vfs.Inode) error {

@@ -92,7 +92,7 @@ func (sbi *SuperBlock) newInode(t *kernel.Task, dir *Inode, mode uint32) (*Inode
 	if err != nil {
 		return nil, err
 	}
-	fi.SetOwner(dir.OwnerUID())
+	vfs.InodeInitOwner(t, &fi.Inode, &dir.Inode, mode)
 	if dir.Inode.IsCasefolded() && fi.IsDir() {
 		fi.IFlags |= CasefoldFL
 		fi.setInodeFlags()

@@ -252,8 +252,9 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	sbi.symlinkOps = libfs.Symlink(func(i *vfs.Inode) []byte { return F2FS_I(i).target })
 	sbi.aops = vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &F2FS_I(i).data })
 	sbi.XattrCrypt = libfs.XattrCrypt{
-		Xattrs: func(i *vfs.Inode) *vfs.SimpleXattrs { return &F2FS_I(i).xattrs },
-		Empty:  func(t *kernel.Task, i *vfs.Inode) bool { return EmptyDir(t, F2FS_I(i)) },
+		Xattrs:    func(i *vfs.Inode) *vfs.SimpleXattrs { return &F2FS_I(i).xattrs },
+		KeyPrefix: "f2fs:", // f2fs_cryptops.legacy_key_prefix
+		Empty:     func(t *kernel.Task, i *vfs.Inode) bool { return EmptyDir(t, F2FS_I(i)) },
 		// f2fs's data unit is the block.
 		Subblock: false,
 	}

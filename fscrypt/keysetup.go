@@ -265,9 +265,13 @@ func setupFileEncryptionKey(t *kernel.Task, ci *InodeInfo, needDirhashKey bool) 
 	spec := ci.policy.KeySpec()
 	mk := ci.inode.SuperBlock().MasterKeys().findMasterKey(&spec)
 	if mk == nil {
-		// The kernel falls back to the process-subscribed keyrings for
-		// v1 policies; they are not modelled.
-		return nil, errno.ENOKEY
+		if ci.policy.Version != PolicyV1 {
+			return nil, errno.ENOKEY
+		}
+		// As a legacy fallback, a v1 policy's key is searched for in
+		// the current task's subscribed keyrings too, after the
+		// filesystem's keyring so that users cannot override it.
+		return nil, setupV1FileKeyViaSubscribedKeyrings(t, ci)
 	}
 	mk.sem.RLock()
 	var err error

@@ -2,6 +2,8 @@ package fscrypt
 
 import (
 	"crypto/subtle"
+	"encoding/binary"
+	"encoding/hex"
 	"sync"
 	"sync/atomic"
 
@@ -225,4 +227,69 @@ func DeriveV1Key(t *kernel.Task, sb SuperBlock, masterKey []byte, nonce [FileNon
 	}
 	copy(derived, buf)
 	return nil
+}
+
+// KeyDescPrefix is FSCRYPT_KEY_DESC_PREFIX, the description prefix of a v1
+// key in a process keyring: "fscrypt:" and the descriptor in lowercase hex.
+const KeyDescPrefix = "fscrypt:"
+
+// fscryptKeyPayloadSize is sizeof(struct fscrypt_key), the payload of a
+// "logon" key for a v1 policy: __u32 mode (ignored), __u8 raw[64], __u32
+// size, packed, in the CPU's (little-endian) byte order.
+const fscryptKeyPayloadSize = 4 + maxRawKeySize + 4
+
+// LegacyKeyPrefixer is the optional part of Operations that holds
+// ->legacy_key_prefix, the filesystem-specific description prefix of v1
+// keys ("ext4:", "f2fs:") accepted after "fscrypt:".
+type LegacyKeyPrefixer interface {
+	LegacyKeyPrefix() string
+}
+
+// findAndLockProcessKey is keysetup_v1.c find_and_lock_process_key: the
+// raw key of the "logon" key prefix+descriptor in the current task's
+// keyrings, at least minKeySize bytes long. A key with a malformed or too
+// short payload is reported and treated as absent (ENOKEY).
+func findAndLockProcessKey(t *kernel.Task, prefix string, descriptor *[KeyDescriptorSize]byte, minKeySize int) ([]byte, error) {
+	kr := t.CurrentCred().SessionKeyring
+	if kr == nil {
+		return nil, errno.ENOKEY
+	}
+	description := prefix + hex.EncodeToString(descriptor[:]) // kasprintf("%s%*phN")
+	payload, err := kr.RequestKey("logon", description)
+	if err != nil {
+		return nil, err
+	}
+	if len(payload) != fscryptKeyPayloadSize {
+		warn(t, nil, "key with description '%s' has invalid payload", description)
+		return nil, errno.ENOKEY
+	}
+	size := int(binary.LittleEndian.Uint32(payload[4+maxRawKeySize:]))
+	if size < 1 || size > maxRawKeySize {
+		warn(t, nil, "key with description '%s' has invalid payload", description)
+		return nil, errno.ENOKEY
+	}
+	if size < minKeySize {
+		warn(t, nil, "key with description '%s' is too short (got %d bytes, need %d+ bytes)", description, size, minKeySize)
+		return nil, errno.ENOKEY
+	}
+	return payload[4 : 4+maxRawKeySize], nil
+}
+
+// setupV1FileKeyViaSubscribedKeyrings is
+// fscrypt_setup_v1_file_key_via_subscribed_keyrings: set up a v1 inode's
+// key from a "logon" key "fscrypt:DESCRIPTOR" (or the filesystem's legacy
+// prefix) in the current task's keyrings. The inode then holds its key
+// without a master key: removing the keyring's key does not lock it, only
+// its eviction does. Errors: ENOKEY, EKEYREVOKED, and the key setup's.
+func setupV1FileKeyViaSubscribedKeyrings(t *kernel.Task, ci *InodeInfo) error {
+	raw, err := findAndLockProcessKey(t, KeyDescPrefix, &ci.policy.Descriptor, ci.mode.KeySize)
+	if err == errno.ENOKEY {
+		if lp, ok := ci.inode.SuperBlock().Cop().(LegacyKeyPrefixer); ok && lp.LegacyKeyPrefix() != "" {
+			raw, err = findAndLockProcessKey(t, lp.LegacyKeyPrefix(), &ci.policy.Descriptor, ci.mode.KeySize)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return setupV1FileKey(t, ci, raw, nil)
 }

@@ -15,6 +15,24 @@ type Cred struct {
 	// cap_effective.
 	CapSysAdmin bool
 	CapFowner   bool
+	// SessionKeyring is session_keyring: the keyring request_key(2)
+	// searches on the process's behalf (security/keys/process_keys.c
+	// search_process_keyrings_rcu, reduced to the session keyring); nil
+	// when the process has none.
+	SessionKeyring KeyringLookup
+}
+
+// KeyringLookup is what the kernel's own users of request_key() (fscrypt's
+// legacy v1 keys, fs/crypto/keysetup_v1.c find_and_lock_process_key) need
+// of a process's keyrings.
+type KeyringLookup interface {
+	// RequestKey is request_key(type, description, NULL) for a key
+	// already present: the payload of the key of type typ ("logon")
+	// whose description is desc. The payload stays the key's: the caller
+	// reads it before the keyring can change (the kernel holds key->sem).
+	// Errors: ENOKEY when there is no such key, EKEYREVOKED when it was
+	// revoked.
+	RequestKey(typ, desc string) ([]byte, error)
 }
 
 // RootCred is init's credentials: uid 0 with every capability.

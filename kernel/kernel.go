@@ -113,9 +113,21 @@ type Task struct {
 	// Tracer, when not nil, records the functions the task runs (see
 	// Trace).
 	Tracer *Tracer
+	// Cred is current->cred, the credentials of the process whose
+	// syscall the task runs (current_cred()); nil reads as RootCred.
+	Cred *Cred
 
 	counted bool
 	held    heldLocks // lockdep's held_locks (lockdep.go)
+}
+
+// CurrentCred is current_cred(): t.Cred, or RootCred when the task has
+// none.
+func (t *Task) CurrentCred() *Cred {
+	if t.Cred == nil {
+		return RootCred
+	}
+	return t.Cred
 }
 
 // NewTask creates a task named comm on k. It counts nothing until

@@ -32,7 +32,13 @@ type XattrCrypt struct {
 	Empty func(t *kernel.Task, inode *vfs.Inode) bool
 	// Subblock is ->supports_subblock_data_units.
 	Subblock bool
+	// KeyPrefix is ->legacy_key_prefix ("ext4:", "f2fs:").
+	KeyPrefix string
 }
+
+// LegacyKeyPrefix implements fscrypt.LegacyKeyPrefixer: the filesystem's
+// own description prefix of v1 keys in process keyrings.
+func (c *XattrCrypt) LegacyKeyPrefix() string { return c.KeyPrefix }
 
 // GetContext implements fscrypt.Operations (ext4_get_context,
 // f2fs_get_context): the encryption context xattr. Errors: ENODATA

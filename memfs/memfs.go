@@ -176,7 +176,7 @@ func (fs *FS) newInode(t *kernel.Task, dir *vfs.Inode, mode uint32) (*vfs.Inode,
 	if err != nil {
 		return nil, err
 	}
-	inode.SetOwner(dir.OwnerUID())
+	vfs.InodeInitOwner(t, inode, dir, mode)
 	if dir.IsCasefolded() && inode.IsDir() {
 		inode.SetFlags(vfs.S_CASEFOLD)
 	}

@@ -76,7 +76,7 @@ func (c *cmd) sys(desc string, fn func(t *kernel.Task, p *vfs.Proc) (int64, erro
 	c.m.mu.Lock()
 	p := c.m.proc(c.uid)
 	c.m.mu.Unlock()
-	return c.m.call(c.errw, c.name, desc, func(t *kernel.Task) (int64, error) { return fn(t, p) })
+	return c.m.call(c.errw, p, c.name, desc, func(t *kernel.Task) (int64, error) { return fn(t, p) })
 }
 
 // open opens p as the command's process.

@@ -273,13 +273,23 @@ func splitLines(data []byte) []string {
 	return strings.Split(s, "\n")
 }
 
+// headInputs is inputs for head: /dev/zero, endless, gives the bytes
+// `head -c N` asks for (N >= 0) instead of being read to its end.
+func (c *cmd) headInputs(args []string, opts map[byte]string) ([][]byte, []string, int) {
+	n, err := strconv.Atoi(opts['c'])
+	if err != nil || n < 0 || len(args) != 1 || c.abs(args[0]) != "/dev/zero" {
+		return c.inputs(args)
+	}
+	return [][]byte{make([]byte, n)}, args, 0
+}
+
 func cmdHead(c *cmd) int {
 	c.args = obsoleteCount(c.args)
 	opts, args, ok := c.flags("qv", "nc", "[OPTION]... [FILE]...")
 	if !ok {
 		return 1
 	}
-	datas, _, st := c.inputs(args)
+	datas, _, st := c.headInputs(args, opts)
 	for _, d := range datas {
 		if v, ok := opts['c']; ok {
 			n, _ := strconv.Atoi(v)
@@ -590,6 +600,9 @@ func cmdLn(c *cmd) int {
 			c.errf("failed to create symbolic link '%s': %s", link, strerror(err))
 			return 1
 		}
+		if opts['v'] != "" {
+			fmt.Fprintf(c.out, "'%s' -> '%s'\n", link, target)
+		}
 		return 0
 	}
 	tp := c.abs(target)
@@ -599,6 +612,9 @@ func cmdLn(c *cmd) int {
 	if err != nil {
 		c.errf("failed to create hard link '%s' => '%s': %s", link, target, strerror(err))
 		return 1
+	}
+	if opts['v'] != "" {
+		fmt.Fprintf(c.out, "'%s' => '%s'\n", link, target)
 	}
 	return 0
 }
@@ -1277,7 +1293,7 @@ func cmdWc(c *cmd) int {
 // --- diff ---
 
 func cmdDiff(c *cmd) int {
-	opts, args, ok := c.flags("uqabBwN", "U", "[OPTION]... FILES")
+	opts, args, ok := c.flags("uqabBwNr", "U", "[OPTION]... FILES")
 	if !ok {
 		return 2
 	}
@@ -1290,26 +1306,115 @@ func cmdDiff(c *cmd) int {
 		fmt.Fprintf(c.errw, "diff: Try 'diff --help' for more information.\n")
 		return 2
 	}
-	a, err := c.readAll(args[0])
+	if opts['r'] != "" {
+		return c.diffTree(args[0], args[1], opts, "diff -r")
+	}
+	return c.diffFiles(args[0], args[1], opts, "")
+}
+
+// diffTree is diff -r: two directories compared name by name (symlinks
+// followed, as diff does by default), "Only in DIR: NAME" for a name on
+// one side, the files' diffs each under a "diff -r A B" line. The status
+// is the worst of the comparisons: 0 same, 1 different, 2 trouble.
+func (c *cmd) diffTree(a, b string, opts map[byte]string, header string) int {
+	sa, err := c.stat(a, true)
 	if err != nil {
-		c.errf("%s: %s", args[0], strerror(err))
+		c.errf("%s: %s", a, strerror(err))
 		return 2
 	}
-	b, err := c.readAll(args[1])
+	sb, err := c.stat(b, true)
 	if err != nil {
-		c.errf("%s: %s", args[1], strerror(err))
+		c.errf("%s: %s", b, strerror(err))
+		return 2
+	}
+	aDir, bDir := sa.Mode&vfs.S_IFMT == vfs.S_IFDIR, sb.Mode&vfs.S_IFMT == vfs.S_IFDIR
+	switch {
+	case aDir && bDir:
+	case aDir || bDir:
+		kind := func(dir bool) string {
+			if dir {
+				return "a directory"
+			}
+			return "a regular file"
+		}
+		fmt.Fprintf(c.out, "File %s is %s while file %s is %s\n", a, kind(aDir), b, kind(bDir))
+		return 1
+	default:
+		return c.diffFiles(a, b, opts, header+" "+a+" "+b)
+	}
+	names := func(dir string) (map[string]bool, bool) {
+		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(dir))
+		if err != nil {
+			c.errf("%s: %s", dir, strerror(err))
+			return nil, false
+		}
+		out := map[string]bool{}
+		for _, e := range ents {
+			if e.Name != "." && e.Name != ".." {
+				out[e.Name] = true
+			}
+		}
+		return out, true
+	}
+	na, okA := names(a)
+	nb, okB := names(b)
+	if !okA || !okB {
+		return 2
+	}
+	var all []string
+	for n := range na {
+		all = append(all, n)
+	}
+	for n := range nb {
+		if !na[n] {
+			all = append(all, n)
+		}
+	}
+	sort.Strings(all)
+	st := 0
+	for _, n := range all {
+		r := 0
+		switch {
+		case !nb[n]:
+			fmt.Fprintf(c.out, "Only in %s: %s\n", a, n)
+			r = 1
+		case !na[n]:
+			fmt.Fprintf(c.out, "Only in %s: %s\n", b, n)
+			r = 1
+		default:
+			r = c.diffTree(path.Join(a, n), path.Join(b, n), opts, header)
+		}
+		st = max(st, r)
+	}
+	return st
+}
+
+// diffFiles compares two files (header, when not empty, is printed
+// before a difference, as diff -r names each pair).
+func (c *cmd) diffFiles(an, bn string, opts map[byte]string, header string) int {
+	a, err := c.readAll(an)
+	if err != nil {
+		c.errf("%s: %s", an, strerror(err))
+		return 2
+	}
+	b, err := c.readAll(bn)
+	if err != nil {
+		c.errf("%s: %s", bn, strerror(err))
 		return 2
 	}
 	if bytes.Equal(a, b) {
 		return 0
 	}
 	if opts['q'] != "" {
-		fmt.Fprintf(c.out, "Files %s and %s differ\n", args[0], args[1])
+		fmt.Fprintf(c.out, "Files %s and %s differ\n", an, bn)
 		return 1
+	}
+	if header != "" {
+		fmt.Fprintln(c.out, header)
 	}
 	x, y := splitLines(a), splitLines(b)
 	if opts['u'] != "" || opts['U'] != "" {
-		fmt.Fprintf(c.out, "--- %s\n+++ %s\n", args[0], args[1])
+		fmt.Fprintf(c.out, "--- %s\n+++ %s\n", an, bn)
 		unifiedDiff(c.out, x, y)
 		return 1
 	}
@@ -1742,6 +1847,38 @@ func cmdCut(c *cmd) int {
 	return min(st, 1)
 }
 
+// seqFormatError checks seq -f's FORMAT as seq does: exactly one
+// floating-point directive (%f, %e or %g, with flags, width and
+// precision), "%%" aside. It returns the complaint, or "".
+func seqFormatError(format string) string {
+	n := 0
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		if i+1 < len(format) && format[i+1] == '%' {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(format) && strings.IndexByte("-+ #0'123456789.", format[j]) >= 0 {
+			j++
+		}
+		if j == len(format) || strings.IndexByte("feEgGaA", format[j]) < 0 {
+			return "has unknown %" + format[i+1:min(j+1, len(format))] + " directive"
+		}
+		n++
+		i = j
+	}
+	switch {
+	case n == 0:
+		return "has no % directive"
+	case n > 1:
+		return "has too many % directives"
+	}
+	return ""
+}
+
 func cmdSeq(c *cmd) int {
 	opts, args, ok := c.flags("w", "sf", "[OPTION]... LAST")
 	if !ok {
@@ -1782,13 +1919,24 @@ func cmdSeq(c *cmd) int {
 	if opts['w'] != "" {
 		w = max(len(strconv.FormatInt(first, 10)), len(strconv.FormatInt(last, 10)))
 	}
+	format, hasFormat := opts['f']
+	if hasFormat {
+		if msg := seqFormatError(format); msg != "" {
+			c.errf("format '%s' %s", format, msg)
+			return 1
+		}
+	}
 	var b strings.Builder
 	n := 0
 	for i := first; (inc > 0 && i <= last) || (inc < 0 && i >= last); i += inc {
 		if n > 0 {
 			b.WriteString(sep)
 		}
-		fmt.Fprintf(&b, "%0*d", w, i)
+		if hasFormat {
+			fmt.Fprintf(&b, format, float64(i))
+		} else {
+			fmt.Fprintf(&b, "%0*d", w, i)
+		}
 		n++
 		if b.Len() > 1<<16 {
 			io.WriteString(c.out, b.String())
@@ -1962,7 +2110,7 @@ func cmdFind(c *cmd) int {
 	if len(roots) == 0 {
 		roots = []string{"."}
 	}
-	typ, name, maxDepth := byte(0), "", -1
+	typ, name, minDepth, maxDepth := byte(0), "", 0, -1
 	for ; i < len(c.args); i++ {
 		a := c.args[i]
 		if a == "-print" {
@@ -1979,13 +2127,17 @@ func cmdFind(c *cmd) int {
 			typ = v[0]
 		case "-name":
 			name = v
-		case "-maxdepth":
+		case "-maxdepth", "-mindepth":
 			n, err := strconv.Atoi(v)
-			if err != nil {
-				c.errf("Expected a positive decimal integer argument to -maxdepth, but got `%s'", v)
+			if err != nil || n < 0 {
+				c.errf("Expected a positive decimal integer argument to %s, but got `%s'", a, v)
 				return 1
 			}
-			maxDepth = n
+			if a == "-maxdepth" {
+				maxDepth = n
+			} else {
+				minDepth = n
+			}
 		default:
 			c.errf("unknown predicate `%s'", a)
 			return 1
@@ -2001,7 +2153,7 @@ func cmdFind(c *cmd) int {
 			return
 		}
 		t := map[uint32]byte{vfs.S_IFREG: 'f', vfs.S_IFDIR: 'd', vfs.S_IFLNK: 'l'}[s.Mode&vfs.S_IFMT]
-		ok := typ == 0 || typ == t
+		ok := (typ == 0 || typ == t) && depth >= minDepth
 		if ok && name != "" {
 			ok, _ = path.Match(name, path.Base(p))
 		}

@@ -26,9 +26,8 @@
 // shows it) and, under `trace on`, prints its function_graph and result on
 // standard error. One script and one seed give the same bytes: the clock
 // is fixed, inode numbers come from the filesystems' counters, and the
-// kernel's random source is seeded with --seed once the kernel has one
-// (Kernel.Seed; until then fscrypt's nonces come from crypto/rand, so
-// no-key names differ from run to run and the examples filter them).
+// kernel's random source (Kernel.Seed: fscrypt's file nonces, hence the
+// no-key names) and /dev/urandom are seeded with --seed.
 //
 // # The interpreter
 //
@@ -50,11 +49,9 @@
 // # What is not modelled
 //
 // Permissions beyond the key ioctls' checks (chmod only checks its
-// arguments; new inodes are owned by root whoever creates them, as the
-// model's filesystems do not call inode_init_owner), read-only mounts (ro
-// is recorded, not enforced), timestamps and atime updates, device sizes
-// (ENOSPC), v1 keys in process keyrings (keyctl keeps a session keyring,
-// but the model's fscrypt does not search it: find_and_lock_process_key),
-// fscrypt-provisioning keys, and a full awk (the command proxy does not
+// arguments; group ownership), remount,ro refusing files open for
+// writing (EBUSY), timestamps and atime updates, device sizes
+// (ENOSPC), keyrings other than the one session keyring every process
+// shares (fscrypt searches it for v1 keys), fscrypt-provisioning keys, and a full awk (the command proxy does not
 // serve benhoyt/goawk; the subset xfstests' filters use is built in).
 package shell

@@ -63,3 +63,18 @@ func TestDeterministic(t *testing.T) {
 		t.Fatalf("two runs differ:\n%s\n---\n%s", a, b)
 	}
 }
+
+// TestSeededNoKeyNames: --seed fixes the kernel's random source, so a
+// locked directory lists the same no-key names on every run with one seed,
+// and other names with another.
+func TestSeededNoKeyNames(t *testing.T) {
+	const script = `_scratch_mkfs_encrypted >/dev/null; _scratch_mount; mkdir $SCRATCH_MNT/d
+_add_enckey $SCRATCH_MNT "$TEST_RAW_KEY" >/dev/null; _set_encpolicy $SCRATCH_MNT/d $TEST_KEY_IDENTIFIER
+touch $SCRATCH_MNT/d/a $SCRATCH_MNT/d/b; _rm_enckey $SCRATCH_MNT $TEST_KEY_IDENTIFIER >/dev/null; ls $SCRATCH_MNT/d`
+	a, _ := runScript(t, "", "--seed", "1", "-c", script)
+	b, _ := runScript(t, "", "--seed", "1", "-c", script)
+	c, _ := runScript(t, "", "--seed", "2", "-c", script)
+	if a != b || a == c || strings.Count(a, "\n") != 2 || strings.Contains(a, "a\n") {
+		t.Fatalf("seed 1: %q, again: %q, seed 2: %q", a, b, c)
+	}
+}

@@ -2,6 +2,8 @@ package shell
 
 import (
 	"fmt"
+
+	"github.com/vfslab/vfslab/errno"
 	"io"
 	"sort"
 	"strconv"
@@ -10,11 +12,10 @@ import (
 
 // keyring is the session keyring keyctl(1) manages (security/keys): keys
 // with a type, a description and a payload, named by serial numbers.
-//
-// The model's fscrypt does not search process keyrings for v1 policies
-// (fs/crypto/keysetup_v1.c find_and_lock_process_key is not modelled), so
-// a "logon" key "fscrypt:DESCRIPTOR" added here does not unlock anything:
-// v1 keys must be added with xfs_io add_enckey -d.
+// Every process of the machine is subscribed to it (su keeps the session
+// keyring, as it does without pam_keyinit), and fscrypt searches it for
+// the "logon" keys "fscrypt:DESCRIPTOR" or "ext4:"/"f2fs:DESCRIPTOR" of v1
+// policies (fs/crypto/keysetup_v1.c find_and_lock_process_key).
 type keyring struct {
 	next int32
 	keys map[int32]*key
@@ -23,6 +24,39 @@ type keyring struct {
 type key struct {
 	typ, desc string
 	payload   []byte
+	// revoked is keyctl revoke: the key stays linked, but its payload
+	// is gone and a search for it fails with EKEYREVOKED.
+	revoked bool
+}
+
+// sessionKeyring is the machine's session keyring as a process's cred
+// names it (kernel.KeyringLookup): the keyring installed now, so that
+// keyctl new_session (join_session_keyring) reaches every process.
+type sessionKeyring struct{ m *Machine }
+
+// RequestKey implements kernel.KeyringLookup: request_key() of a key
+// already in the session keyring. The caller holds the machine lock (a
+// syscall runs under it), so the keyring cannot change meanwhile.
+func (s sessionKeyring) RequestKey(typ, desc string) ([]byte, error) {
+	if k := s.m.session.find(typ, desc); k != nil {
+		if k.revoked {
+			return nil, errno.EKEYREVOKED
+		}
+		return k.payload, nil
+	}
+	return nil, errno.ENOKEY
+}
+
+// find is the key of type typ and description desc, or nil (the lowest
+// serial first, so that the answer does not depend on map order).
+func (kr *keyring) find(typ, desc string) *key {
+	var best int32
+	for id, k := range kr.keys {
+		if k.typ == typ && k.desc == desc && (best == 0 || id < best) {
+			best = id
+		}
+	}
+	return kr.keys[best]
 }
 
 func newKeyring() *keyring { return &keyring{next: 100000000, keys: map[int32]*key{}} }
@@ -84,9 +118,15 @@ func cmdKeyctl(c *cmd) int {
 			fmt.Fprintln(c.errw, "keyctl_unlink: Required key not available")
 			return 1
 		}
-		delete(kr.keys, int32(id))
-		if c.args[0] == "unlink" {
+		switch c.args[0] {
+		case "revoke":
+			kr.keys[int32(id)].revoked = true
+			kr.keys[int32(id)].payload = nil
+		case "unlink":
+			delete(kr.keys, int32(id))
 			fmt.Fprintln(c.out, "1 links removed")
+		default:
+			delete(kr.keys, int32(id))
 		}
 		return 0
 	case "search", "request":
@@ -96,6 +136,10 @@ func cmdKeyctl(c *cmd) int {
 		}
 		for id, k := range kr.keys {
 			if k.typ == args[1] && k.desc == args[2] {
+				if k.revoked {
+					fmt.Fprintln(c.errw, "keyctl_search: Key has been revoked")
+					return 1
+				}
 				fmt.Fprintln(c.out, id)
 				return 0
 			}

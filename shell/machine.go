@@ -74,10 +74,6 @@ type Machine struct {
 	used bool
 }
 
-// seeder is the seeded random source the kernel gets (Kernel.Seed,
-// kernel/random.go); until the kernel has one, the seed is only recorded.
-type seeder interface{ Seed(uint64) }
-
 // NewMachine boots a machine whose kernel runs the patch set set, with its
 // random source seeded with seed.
 func NewMachine(set patch.Set, seed uint64) (*Machine, error) {
@@ -90,15 +86,20 @@ func NewMachine(set patch.Set, seed uint64) (*Machine, error) {
 
 func (m *Machine) boot() error {
 	k := kernel.NewWith(kernel.Config{Patches: m.patches})
-	if s, ok := any(k).(seeder); ok {
-		s.Seed(m.seed)
-	}
+	// Every random choice of the kernel (file nonces, failslab's
+	// draws) comes from the seed (get_random_bytes, kernel/random.go).
+	k.Seed(m.seed)
 	t := k.NewTask("init")
 	t.EnableCounting()
 	sys, p, err := memfs.Boot(t, vfs.Config{}, nil)
 	if err != nil {
 		return err
 	}
+	// init joins the session keyring (commit_creds of a cred that names
+	// it), as every process made later does.
+	c := *p.Cred
+	c.SessionKeyring = sessionKeyring{m}
+	p.Cred = &c
 	m.k, m.t, m.sys, m.root = k, t, sys, p
 	m.devs = map[string]*device{}
 	m.mounts = []*mountRec{{source: "rootfs", dir: "/", fstype: "memfs", opts: "rw"}}
@@ -135,18 +136,24 @@ func (m *Machine) proc(uid uint32) *vfs.Proc {
 	if p, ok := m.procs[uid]; ok {
 		return p
 	}
-	p := m.sys.NewProc(m.t, &kernel.Cred{UID: uid})
+	p := m.sys.NewProc(m.t, &kernel.Cred{UID: uid, SessionKeyring: sessionKeyring{m}})
 	m.procs[uid] = p
 	return p
 }
 
-// call runs one syscall of command comm on the machine: under the machine
-// lock, with the task named after the command (as printk shows it), and
-// with the trace printed to w when `trace on` is in force.
-func (m *Machine) call(w io.Writer, comm, desc string, fn func(t *kernel.Task) (int64, error)) (int64, error) {
+// call runs one syscall of command comm on the machine for process p (nil:
+// init, as root): under the machine lock, with the task named after the
+// command (as printk shows it) and running with p's credentials
+// (current_cred(), which fscrypt's search of the session keyring reads),
+// and with the trace printed to w when `trace on` is in force.
+func (m *Machine) call(w io.Writer, p *vfs.Proc, comm, desc string, fn func(t *kernel.Task) (int64, error)) (int64, error) {
 	m.mu.Lock()
 	t := m.t
 	t.Comm = comm
+	t.Cred = nil
+	if p != nil {
+		t.Cred = p.Cred
+	}
 	var tr *kernel.Tracer
 	if m.tracing && desc != "" {
 		tr = &kernel.Tracer{}
@@ -154,6 +161,7 @@ func (m *Machine) call(w io.Writer, comm, desc string, fn func(t *kernel.Task) (
 	}
 	n, err := fn(t)
 	t.Tracer = nil
+	t.Cred = nil
 	m.mu.Unlock()
 	// The trace is written after the lock is dropped: w may be a pipe
 	// whose reader needs the machine.

@@ -158,9 +158,14 @@ func cmdMount(c *cmd) int {
 			fmt.Fprintf(c.errw, "mount: %s: mount point not mounted or bad option.\n", rest[len(rest)-1])
 			return 32
 		}
-		// MS_RDONLY and the other flags are recorded only: the model's VFS
-		// has no read-only mounts. The filesystem's own options go to its
-		// reconfigure.
+		// MS_RDONLY sets or clears the mount's MNT_READONLY (without ro
+		// or rw the mount keeps its mode, as mount(8) passes it on); the
+		// other generic flags are recorded only. The filesystem's own
+		// options go to its reconfigure.
+		ro := strings.HasPrefix(r.opts, "ro")
+		if last := lastOf(generic, "ro", "rw"); last != "" {
+			ro = last == "ro"
+		}
 		var err error
 		if len(data) > 0 {
 			_, err = c.sys(fmt.Sprintf("mount(%q, MS_REMOUNT, %q)", r.dir, strings.Join(data, ",")), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
@@ -171,6 +176,14 @@ func cmdMount(c *cmd) int {
 			return mountFail(c, r.dir, r.source)
 		}
 		c.m.mu.Lock()
+		mnt := r.m
+		if mnt == nil {
+			mnt = c.m.sys.RootMount()
+		}
+		mnt.SetReadonly(ro)
+		if ro {
+			generic = append(generic, "ro")
+		}
 		r.opts = mountOptsString(generic, data)
 		c.m.mu.Unlock()
 		return 0
@@ -235,6 +248,7 @@ func cmdMount(c *cmd) int {
 		}
 		return mountFail(c, rest[1], rest[0])
 	}
+	m.SetReadonly(lastOf(generic, "ro", "rw") == "ro")
 	c.m.mu.Lock()
 	c.m.mounts = append(c.m.mounts, &mountRec{source: devName, dir: dir, fstype: fstype, opts: mountOptsString(generic, data), dev: d, m: m})
 	d.sb = nil
@@ -243,12 +257,24 @@ func cmdMount(c *cmd) int {
 	return 0
 }
 
+// lastOf returns the last of opts that is a or b ("" if neither is), as
+// mount(8) lets a later option override an earlier one.
+func lastOf(opts []string, a, b string) string {
+	last := ""
+	for _, o := range opts {
+		if o == a || o == b {
+			last = o
+		}
+	}
+	return last
+}
+
 func mountOptsString(generic, data []string) string {
 	out := []string{"rw"}
 	for _, g := range generic {
-		if g == "ro" {
-			out[0] = "ro"
-		} else if g != "rw" && g != "defaults" {
+		if g == "ro" || g == "rw" {
+			out[0] = g
+		} else if g != "defaults" {
 			out = append(out, g)
 		}
 	}

@@ -256,7 +256,7 @@ func (f *dropCachesFile) Write(b []byte) (int, error) {
 	if err != nil || v < 1 || v > 4 {
 		return 0, errno.EINVAL
 	}
-	f.m.call(f.w, "sh", fmt.Sprintf("write(%q, %q)", dropCachesPath, strings.TrimSpace(string(b))), func(t *kernel.Task) (int64, error) {
+	f.m.call(f.w, nil, "sh", fmt.Sprintf("write(%q, %q)", dropCachesPath, strings.TrimSpace(string(b))), func(t *kernel.Task) (int64, error) {
 		f.m.sys.DropCaches(t, v)
 		return int64(len(b)), nil
 	})
@@ -284,7 +284,7 @@ func (m *Machine) openFile(w io.Writer, uid uint32, comm, p string, flags int, m
 	m.mu.Lock()
 	proc := m.proc(uid)
 	m.mu.Unlock()
-	fd, err := m.call(w, comm, fmt.Sprintf("open(%q, %s)", p, openFlagsString(flags)), func(t *kernel.Task) (int64, error) {
+	fd, err := m.call(w, proc, comm, fmt.Sprintf("open(%q, %s)", p, openFlagsString(flags)), func(t *kernel.Task) (int64, error) {
 		fd, err := proc.Open(t, p, flags, mode)
 		return int64(fd), err
 	})
@@ -295,7 +295,7 @@ func (m *Machine) openFile(w io.Writer, uid uint32, comm, p string, flags int, m
 }
 
 func (f *vfsFile) Read(b []byte) (int, error) {
-	n, err := f.m.call(f.w, f.comm, fmt.Sprintf("read(%d, %d)", f.fd, len(b)), func(t *kernel.Task) (int64, error) {
+	n, err := f.m.call(f.w, f.p, f.comm, fmt.Sprintf("read(%d, %d)", f.fd, len(b)), func(t *kernel.Task) (int64, error) {
 		n, err := f.p.Read(t, f.fd, b)
 		return int64(n), err
 	})
@@ -331,7 +331,7 @@ func (f *vfsFile) flush() error {
 }
 
 func (f *vfsFile) write(b []byte) (int, error) {
-	n, err := f.m.call(f.w, f.comm, fmt.Sprintf("write(%d, %d)", f.fd, len(b)), func(t *kernel.Task) (int64, error) {
+	n, err := f.m.call(f.w, f.p, f.comm, fmt.Sprintf("write(%d, %d)", f.fd, len(b)), func(t *kernel.Task) (int64, error) {
 		n, err := f.p.Write(t, f.fd, b)
 		return int64(n), err
 	})
@@ -340,7 +340,7 @@ func (f *vfsFile) write(b []byte) (int, error) {
 
 func (f *vfsFile) Close() error {
 	ferr := f.flush()
-	_, err := f.m.call(f.w, f.comm, fmt.Sprintf("close(%d)", f.fd), func(t *kernel.Task) (int64, error) {
+	_, err := f.m.call(f.w, f.p, f.comm, fmt.Sprintf("close(%d)", f.fd), func(t *kernel.Task) (int64, error) {
 		return 0, f.p.Close(t, f.fd)
 	})
 	if ferr != nil {
@@ -444,7 +444,7 @@ func (m *Machine) stat(w io.Writer, uid uint32, comm, p string, follow bool) (vf
 	if !follow {
 		call = "lstat"
 	}
-	_, err := m.call(w, comm, fmt.Sprintf("%s(%q)", call, p), func(t *kernel.Task) (int64, error) {
+	_, err := m.call(w, proc, comm, fmt.Sprintf("%s(%q)", call, p), func(t *kernel.Task) (int64, error) {
 		var err error
 		if follow {
 			st, err = proc.Stat(t, p)
@@ -506,7 +506,7 @@ func (m *Machine) readDir(w io.Writer, uid uint32, comm, p string) ([]vfs.Dirent
 	var out []vfs.Dirent
 	buf := make([]byte, 32<<10)
 	for {
-		n, err := m.call(w, comm, fmt.Sprintf("getdents64(%d, %d)", f.fd, len(buf)), func(t *kernel.Task) (int64, error) {
+		n, err := m.call(w, f.p, comm, fmt.Sprintf("getdents64(%d, %d)", f.fd, len(buf)), func(t *kernel.Task) (int64, error) {
 			n, err := f.p.Getdents64(t, f.fd, buf)
 			return int64(n), err
 		})
@@ -579,7 +579,7 @@ func (s *Shell) execHandler(ctx context.Context, args []string) (err error) {
 	if c.in == nil {
 		c.in = strings.NewReader("")
 	}
-	fn, ok := commands[args[0]]
+	fn, ok := lookupProgram(args[0])
 	if !ok {
 		fmt.Fprintf(hc.Stderr, "%s: command not found\n", args[0])
 		return interp.ExitStatus(127)

@@ -6,6 +6,11 @@ import (
 	"testing"
 )
 
+// v1Session sets a v1 policy on $SCRATCH_MNT/d and pipes the struct
+// fscrypt_key of TEST_RAW_KEY into keyctl padd logon; the case appends the
+// description.
+const v1Session = `_scratch_mkfs_encrypted; _scratch_mount; mkdir $SCRATCH_MNT/d; _set_encpolicy $SCRATCH_MNT/d $TEST_KEY_DESCRIPTOR; echo -ne "\x00\x00\x00\x00${TEST_RAW_KEY}\x40\x00\x00\x00" | keyctl padd logon`
+
 func TestShellBehaviour(t *testing.T) {
 	commands["__test_panic"] = func(*cmd) int { panic("boom") }
 	cases := []struct {
@@ -44,6 +49,28 @@ func TestShellBehaviour(t *testing.T) {
 		{"umount with a file open", `_scratch_mkfs; _scratch_mount; echo x > $SCRATCH_MNT/f; exec 3<$SCRATCH_MNT/f; umount $SCRATCH_MNT; exec 3<&-; umount $SCRATCH_MNT && echo gone`, "umount: /mnt/scratch: target is busy.\ngone\n", 0},
 		{"trace into a pipe whose reader makes syscalls", `trace on; seq 300 > /tmp/big; cat /tmp/big 2>&1 | xfs_io -f -c "pwrite 0 1" /tmp/p >/dev/null 2>&1; trace off; echo fine`, "fine\n", 0},
 		{"chown lets a user set a policy", `_scratch_mkfs_encrypted; _scratch_mount; mkdir $SCRATCH_MNT/d; _user_do "xfs_io -c 'set_encpolicy 0000111122223333' $SCRATCH_MNT/d"; chown fsgqa $SCRATCH_MNT/d; stat -c %U $SCRATCH_MNT/d; _user_do "xfs_io -c 'set_encpolicy 0000111122223333' $SCRATCH_MNT/d" && echo set; su fsgqa -c "chown root $SCRATCH_MNT/d"`, "Permission denied\nfsgqa\nset\nchown: changing ownership of '/mnt/scratch/d': Operation not permitted\n", 1},
+		{"v1 key in the session keyring by ext4's prefix, for every user", v1Session + ` ext4:$TEST_KEY_DESCRIPTOR @s >/dev/null; echo x > $SCRATCH_MNT/d/f && su fsgqa -c "cat $SCRATCH_MNT/d/f"`, "x\n", 0},
+		{"v1 key by another filesystem's prefix", v1Session + ` f2fs:$TEST_KEY_DESCRIPTOR @s >/dev/null; echo x > $SCRATCH_MNT/d/f`, "/mnt/scratch/d/f: Required key not available\n", 1},
+		{"v1 key too short", `_scratch_mkfs_encrypted; _scratch_mount; mkdir $SCRATCH_MNT/d; _set_encpolicy $SCRATCH_MNT/d $TEST_KEY_DESCRIPTOR; echo -ne "\x00\x00\x00\x00${TEST_RAW_KEY}\x10\x00\x00\x00" | keyctl padd logon fscrypt:$TEST_KEY_DESCRIPTOR @s >/dev/null; mkdir $SCRATCH_MNT/d/s; dmesg | tail -1`, "fscrypt: key with description 'fscrypt:0000111122223333' is too short (got 16 bytes, need 32+ bytes)\n", 0},
+		{"v1 key revoked", v1Session + ` fscrypt:$TEST_KEY_DESCRIPTOR @s >/dev/null; echo x > $SCRATCH_MNT/d/f; keyctl revoke $(keyctl search @s logon fscrypt:$TEST_KEY_DESCRIPTOR); cat $SCRATCH_MNT/d/f; echo 3 > /proc/sys/vm/drop_caches; ls $SCRATCH_MNT/d`, "x\nls: cannot open directory '/mnt/scratch/d': Key has been revoked\n", 2},
+		{"new inodes are their creator's (memfs)", `mkdir /tmp/o; chown fsgqa /tmp/o; touch /tmp/o/r; su fsgqa2 -c "touch /tmp/o/u"; stat -c '%n %u' /tmp/o/r /tmp/o/u`, "/tmp/o/r 0\n/tmp/o/u 1001\n", 0},
+		{"new inodes are their creator's (ext4)", `_scratch_mkfs; _scratch_mount; chown fsgqa $SCRATCH_MNT; su fsgqa2 -c "mkdir $SCRATCH_MNT/d; ln -s x $SCRATCH_MNT/l"; touch $SCRATCH_MNT/r; stat -c '%n %u' $SCRATCH_MNT/d $SCRATCH_MNT/l $SCRATCH_MNT/r`, "/mnt/scratch/d 1001\n/mnt/scratch/l 1001\n/mnt/scratch/r 0\n", 0},
+		{"new inodes are their creator's (f2fs)", `mkfs.f2fs $SCRATCH_DEV >/dev/null; _scratch_mount; chown fsgqa $SCRATCH_MNT; su fsgqa2 -c "touch $SCRATCH_MNT/u"; touch $SCRATCH_MNT/r; stat -c '%n %u' $SCRATCH_MNT/u $SCRATCH_MNT/r`, "/mnt/scratch/u 1001\n/mnt/scratch/r 0\n", 0},
+		{"ro mount: EROFS for every write", `_scratch_mkfs >/dev/null; _scratch_mount; mkdir $SCRATCH_MNT/d; echo x > $SCRATCH_MNT/f; mount -o remount,ro $SCRATCH_MNT; touch $SCRATCH_MNT/g; echo y > $SCRATCH_MNT/f; cat $SCRATCH_MNT/f; rm $SCRATCH_MNT/f; mv $SCRATCH_MNT/f $SCRATCH_MNT/h; rmdir $SCRATCH_MNT/d; mkdir $SCRATCH_MNT/d; mkdir $SCRATCH_MNT/e; truncate -s 0 $SCRATCH_MNT/f; chown fsgqa $SCRATCH_MNT/f; ln -s a $SCRATCH_MNT/l; chattr +F $SCRATCH_MNT/d; ls $SCRATCH_MNT`,
+			"touch: cannot touch '/mnt/scratch/g': Read-only file system\nsh: /mnt/scratch/f: Read-only file system\nx\nrm: cannot remove '/mnt/scratch/f': Read-only file system\nmv: cannot move '/mnt/scratch/f' to '/mnt/scratch/h': Read-only file system\nrmdir: failed to remove '/mnt/scratch/d': Read-only file system\nmkdir: cannot create directory '/mnt/scratch/d': File exists\nmkdir: cannot create directory '/mnt/scratch/e': Read-only file system\ntruncate: cannot open '/mnt/scratch/f' for writing: Read-only file system\nchown: changing ownership of '/mnt/scratch/f': Read-only file system\nln: failed to create symbolic link '/mnt/scratch/l': Read-only file system\nchattr: Read-only file system while setting flags on /mnt/scratch/d\nd\nf\n", 0},
+		{"ro mount and remount,rw", `_scratch_mkfs >/dev/null; mount -o ro $SCRATCH_DEV $SCRATCH_MNT; grep scratch /proc/mounts; touch $SCRATCH_MNT/g; mount -o remount,noatime $SCRATCH_MNT; touch $SCRATCH_MNT/g; mount -o remount,rw $SCRATCH_MNT; touch $SCRATCH_MNT/g && grep scratch /proc/mounts`,
+			"/dev/vdb /mnt/scratch ext4 ro,relatime 0 0\ntouch: cannot touch '/mnt/scratch/g': Read-only file system\ntouch: cannot touch '/mnt/scratch/g': Read-only file system\n/dev/vdb /mnt/scratch ext4 rw,relatime 0 0\n", 0},
+		{"seq -f", `seq -f "/tmp/f%.0f" 2; seq -f '%03g' 9 10; seq -f x 1`, "/tmp/f1\n/tmp/f2\n009\n010\nseq: format 'x' has no % directive\n", 1},
+		{"find -mindepth", `mkdir -p /tmp/m/a/b; touch /tmp/m/f; find /tmp/m -mindepth 1 | sort; find /tmp/m -mindepth 2 -maxdepth 2 -type d`, "/tmp/m/a\n/tmp/m/a/b\n/tmp/m/f\n/tmp/m/a/b\n", 0},
+		{"_filter_stat", `echo "stat: cannot stat '/x': No such file or directory" | _filter_stat`, "stat: cannot statx '/x'", 0},
+		{"src/renameat2", `touch /tmp/r1 /tmp/r2; $here/src/renameat2 -n /tmp/r1 /tmp/r2; $here/src/renameat2 -x /tmp/r1 /tmp/r2 && echo exchanged; $here/src/renameat2 -x /tmp/r1 /tmp/none; $here/src/renameat2 -q a b`,
+			"File exists\nexchanged\nNo such file or directory\nusage: //src/renameat2 [-t] [-n|-x|-w] path1 path2\n", 1},
+		{"ln -v", `touch /tmp/lv; ln -v /tmp/lv /tmp/lv2; ln -sv lv /tmp/lv3`, "'/tmp/lv2' => '/tmp/lv'\n'/tmp/lv3' -> 'lv'\n", 0},
+		{"_filter_nokey_filenames replaces every name", `echo "mv: cannot move '/d/AbC-_,+1' to '/d/xyz': Required key not available" | _filter_nokey_filenames /d`, "'/d/NOKEY_NAME' to '/d/NOKEY_NAME'", 0},
+		{"diff -r", `mkdir -p /tmp/A/s /tmp/B/s; echo 1 > /tmp/A/f; echo 1 > /tmp/B/f; diff -r /tmp/A /tmp/B && echo same; echo 2 > /tmp/B/s/g; echo x > /tmp/A/s/g; touch /tmp/A/only; mkdir /tmp/B/f2; touch /tmp/A/f2; diff -r /tmp/A /tmp/B`,
+			"same\nFile /tmp/A/f2 is a regular file while file /tmp/B/f2 is a directory\nOnly in /tmp/A: only\ndiff -r /tmp/A/s/g /tmp/B/s/g\n1c1\n< x\n---\n> 2\n", 1},
+		{"head -c of /dev/zero", `head -c 4 /dev/zero | tr '\0' y`, "yyyy", 0},
+		{"xfs_io -t truncates", `echo abcdef > /tmp/t; xfs_io -t -c "pwrite 0 2" /tmp/t >/dev/null; stat -c %s /tmp/t`, "2\n", 0},
 		{"su uid", `su fsgqa -c 'id -u'`, "1000\n", 0},
 		{"stat format", `touch /tmp/s; stat -c '%n %s %F %a %h %u' /tmp/s`, "/tmp/s 0 regular empty file 644 1 0\n", 0},
 	}

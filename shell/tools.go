@@ -63,10 +63,19 @@ func (c *cmd) ioctl(f *vfsFile, name string, req uint32, arg any) error {
 // openForIoctl opens p as xfs_io and fscryptctl do: read-write, or
 // read-only for a directory.
 func (c *cmd) openForIoctl(p string, create, readonly bool) (*vfsFile, error) {
+	return c.openXfsIo(p, create, readonly, false)
+}
+
+// openXfsIo opens xfs_io's file: read-write (-f adds O_CREAT, -t O_TRUNC),
+// read-only with -r or when it is a directory.
+func (c *cmd) openXfsIo(p string, create, readonly, trunc bool) (*vfsFile, error) {
 	if !readonly {
 		flags := vfs.O_RDWR
 		if create {
 			flags |= vfs.O_CREAT
+		}
+		if trunc {
+			flags |= vfs.O_TRUNC
 		}
 		f, err := c.open(p, flags, 0o600)
 		if e, ok := errno.Of(err); !ok || e != errno.EISDIR {
@@ -88,7 +97,7 @@ type xfsIo struct {
 
 func cmdXfsIo(c *cmd) int {
 	var cmds []string
-	create, readonly := false, false
+	create, readonly, trunc := false, false, false
 	var file string
 	for i := 0; i < len(c.args); i++ {
 		a := c.args[i]
@@ -100,6 +109,8 @@ func cmdXfsIo(c *cmd) int {
 			create = true
 		case a == "-r":
 			readonly = true
+		case a == "-t":
+			trunc = true
 		case a == "-x", a == "-T", a == "-d", a == "-s", a == "-a":
 		case strings.HasPrefix(a, "-") && a != "-":
 			fmt.Fprintf(c.errw, "xfs_io: invalid option -- '%s'\n", strings.TrimPrefix(a, "-"))
@@ -111,7 +122,7 @@ func cmdXfsIo(c *cmd) int {
 	}
 	x := &xfsIo{c: c, name: file}
 	if file != "" {
-		f, err := c.openForIoctl(file, create, readonly)
+		f, err := c.openXfsIo(file, create, readonly, trunc)
 		if err != nil {
 			fmt.Fprintf(c.errw, "%s: %s\n", file, strerror(err))
 			return 1

@@ -179,7 +179,7 @@ Commands:
   fscrypt     xfs_io -c set_encpolicy|get_encpolicy|add_enckey|rm_enckey|
               enckey_status|pwrite|pread|truncate|fsync
               fscryptctl add_key|remove_key|key_status|get_policy|set_policy
-              keyctl (session keyring; see the note in keyctl's help)
+              keyctl (the session keyring, searched for v1 keys)
   vfslab      trace on|off   events [reset]   dump DIR   patches [SET]   help
   prelude     _scratch_mkfs _scratch_mkfs_encrypted _scratch_mkfs_sized
               _scratch_mount _scratch_unmount _scratch_cycle_mount

@@ -47,6 +47,12 @@ func (p *Proc) filenameCreate(t *kernel.Task, dfd int, name string, wantDir bool
 	} else if err == nil && createFlags == 0 {
 		dcache.Dput(t, d)
 		err = errno.ENOENT
+	} else if err == nil {
+		// mnt_want_write, taken before the lookup and reported after
+		// it so that EEXIST and ENOENT win.
+		if err = mntWantWrite(pr.path.Mnt); err != nil {
+			dcache.Dput(t, d)
+		}
 	}
 	if err != nil {
 		inodeUnlock(t, dir)
@@ -139,6 +145,9 @@ func (p *Proc) Rmdir(t *kernel.Task, path string) (err error) {
 	case LAST_ROOT:
 		return errno.EBUSY
 	}
+	if err := mntWantWrite(pr.path.Mnt); err != nil {
+		return err
+	}
 	dir := pr.path.Dentry.Inode()
 	dir.Rwsem.Lock()
 	defer dir.Rwsem.Unlock()
@@ -188,6 +197,9 @@ func (p *Proc) Unlink(t *kernel.Task, path string) (err error) {
 	defer pr.path.put(t)
 	if pr.typ != LAST_NORM {
 		return errno.EISDIR
+	}
+	if err := mntWantWrite(pr.path.Mnt); err != nil {
+		return err
 	}
 	dir := pr.path.Dentry.Inode()
 	dir.Rwsem.Lock()
@@ -391,6 +403,9 @@ func (p *Proc) Rename(t *kernel.Task, oldpath, newpath string, flags uint32) (er
 			return errno.EEXIST
 		}
 		return errno.EBUSY
+	}
+	if err := mntWantWrite(op.path.Mnt); err != nil {
+		return err
 	}
 	oldDir, newDir := op.path.Dentry, np.path.Dentry
 	trap, unlock := lockRename(t, newDir, oldDir)

@@ -123,6 +123,14 @@ func (i *Inode) OwnerUID() uint32 { return i.uid }
 // SetOwner sets i_uid.
 func (i *Inode) SetOwner(uid uint32) { i.uid = uid }
 
+// InodeInitOwner is fs/inode.c inode_init_owner, reduced to i_uid (the
+// model has no gids, so a setgid directory changes nothing): a new inode
+// is owned by the fsuid of the creating task's credentials
+// (current_fsuid()), not by its directory's owner.
+func InodeInitOwner(t *kernel.Task, inode, dir *Inode, mode uint32) {
+	inode.uid = t.CurrentCred().UID
+}
+
 // SuperBlock is i_sb as fscrypt sees it (fscrypt.Inode).
 func (i *Inode) SuperBlock() fscrypt.SuperBlock { return i.sb }
 

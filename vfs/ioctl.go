@@ -62,6 +62,10 @@ func IoctlFlags(t *kernel.Task, f *File, cmd uint32, arg any, ops FlagsOperation
 		if !ok {
 			return true, 0, errno.EFAULT
 		}
+		// ioctl_setflags: mnt_want_write_file.
+		if err := mntWantWrite(f.path.Mnt); err != nil {
+			return true, 0, err
+		}
 		return true, 0, ops.SetFlags(t, f.inode, *p)
 	}
 	return false, 0, nil
@@ -117,6 +121,11 @@ func FscryptIoctl(t *kernel.Task, f *File, cmd uint32, arg any) (handled bool, r
 			return true, 0, errno.EFAULT
 		}
 		defer t.Trace("fscrypt_ioctl_set_policy")()
+		// mnt_want_write_file (checked before the policy's arguments
+		// here; the kernel checks them first).
+		if err := mntWantWrite(f.path.Mnt); err != nil {
+			return true, 0, err
+		}
 		inode.Rwsem.Lock()
 		defer inode.Rwsem.Unlock()
 		return true, 0, fscrypt.IoctlSetPolicy(t, cred, inode, b)

@@ -209,6 +209,11 @@ func (nd *nameidata) lookupOpen(f *File, op *openFlags) (*Dentry, error) {
 	if d.Inode() != nil || op.openFlag&O_CREAT == 0 {
 		return d, nil
 	}
+	// The create_error of lookup_open: mnt_want_write failed.
+	if err := mntWantWrite(nd.path.Mnt); err != nil {
+		dcache.Dput(nd.t, d)
+		return nil, err
+	}
 	f.mode |= FMODE_CREATED
 	if err := vfsCreate(nd.t, dir, d, op.mode, op.openFlag&O_EXCL != 0); err != nil {
 		dcache.Dput(nd.t, d)
@@ -255,6 +260,13 @@ func (nd *nameidata) doOpen(f *File, op *openFlags) error {
 	}
 	if err := mayOpen(d, accMode); err != nil {
 		return err
+	}
+	// sb_permission's and do_dentry_open's (FMODE_WRITER) write access
+	// to a file that is not a device, FIFO or socket on a read-only mount.
+	if accMode&MAY_WRITE != 0 && (d.IsReg() || d.IsDir() || d.Inode().mode&S_IFMT == S_IFLNK) {
+		if err := mntWantWrite(nd.path.Mnt); err != nil {
+			return err
+		}
 	}
 	if err := vfsOpen(nd.t, nd.path, f); err != nil {
 		return err

@@ -26,6 +26,10 @@ func (p *Proc) Chown(t *kernel.Task, path string, uid uint32, follow bool) (err 
 		return err
 	}
 	defer pa.put(t)
+	// chown_common runs under mnt_want_write.
+	if err := mntWantWrite(pa.Mnt); err != nil {
+		return err
+	}
 	inode := pa.Dentry.Inode()
 	cred := p.Cred
 	if cred == nil {

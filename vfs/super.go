@@ -166,6 +166,25 @@ type Mount struct {
 	// parent and mountpoint locate the mount: nil for the root mount.
 	parent     *Mount
 	mountpoint *Dentry
+	// readonly is MNT_READONLY (mount -o ro, remount,ro).
+	readonly atomic.Bool
+}
+
+// SetReadonly sets or clears MNT_READONLY, as mount(2) with MS_RDONLY and
+// MS_REMOUNT does (the model does not refuse a remount,ro while files are
+// open for writing: sb_prepare_remount_readonly's EBUSY).
+func (m *Mount) SetReadonly(ro bool) { m.readonly.Store(ro) }
+
+// IsReadonly is __mnt_is_readonly.
+func (m *Mount) IsReadonly() bool { return m.readonly.Load() }
+
+// mntWantWrite is fs/namespace.c mnt_want_write, reduced to its read-only
+// check (no freeze protection): EROFS on a read-only mount.
+func mntWantWrite(m *Mount) error {
+	if m != nil && m.IsReadonly() {
+		return errno.EROFS
+	}
+	return nil
 }
 
 // String is the canonical one-line dump.

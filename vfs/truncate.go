@@ -37,6 +37,9 @@ func (p *Proc) Truncate(t *kernel.Task, path string, length int64) (err error) {
 	if !inode.IsReg() {
 		return errno.EINVAL
 	}
+	if err := mntWantWrite(pa.Mnt); err != nil {
+		return err
+	}
 	return doTruncate(t, pa.Dentry, length)
 }
 
