@@ -290,7 +290,10 @@ func TestTraceOpen(t *testing.T) {
               |      /* complete_walk: RCU-walk ends, reference taken on "f" */
               |      vfs_open() {
               |        memfs_file_open() {
-              |          fscrypt_file_open();
+              |          fscrypt_file_open() {
+              |            dget_parent();
+              |            dput();
+              |          } /* fscrypt_file_open = 0x0 */
               |        } /* memfs_file_open */
               |      } /* vfs_open */
               |    } /* path_openat */
