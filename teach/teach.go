@@ -22,7 +22,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/events"
 	"github.com/vfslab/vfslab/fscrypt"
@@ -147,10 +146,11 @@ func (m *Machine) RemoveKey() error {
 	return err
 }
 
-// DropCaches drops the unused dentries (and with them their inodes'
-// last references), as `echo 2 > /proc/sys/vm/drop_caches` does, so the
-// next walk asks the filesystem.
-func (m *Machine) DropCaches() { dcache.ShrinkDcacheSB(m.T, m.Sys.Dcache) }
+// DropCaches drops the unused dentries and the inodes nothing holds any
+// more, with their fscrypt keys, as `echo 3 > /proc/sys/vm/drop_caches`
+// does, so the next walk asks the filesystem and the next open of an
+// encrypted file sets its key up again.
+func (m *Machine) DropCaches() { m.Sys.DropCaches(m.T, 3) }
 
 // Close ends the machine's process and task.
 func (m *Machine) Close() {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
@@ -95,7 +94,7 @@ func newTraceCmd() *cobra.Command {
 		"output: text (the call tree), ftrace (function_graph's CPU, DURATION and FUNCTION CALLS columns) or perfetto (Chrome Trace Event JSON for ui.perfetto.dev)")
 	choiceFlag(fs, &f.clock, "clock", "real", []string{"real", "model"},
 		"durations from the real clock, or a modelled one (1 µs per step) that gives the same output every run")
-	fs.BoolVar(&f.cold, "cold", false, "drop the unused dentries first, so that the walk asks the filesystem (->lookup)")
+	fs.BoolVar(&f.cold, "cold", false, "drop the caches first (drop_caches 3: unused dentries and inodes, with their keys), so that the walk asks the filesystem (->lookup) and key setup shows")
 	fs.BoolVar(&f.noKey, "no-key", false, "remove /secret's key first (names become no-key names; --nokey also works)")
 	fs.BoolVar(&f.noKey, "nokey", false, "the old spelling of --no-key")
 	fs.MarkHidden("nokey")
@@ -132,7 +131,9 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	}
 	defer m.close()
 	if f.cold {
-		dcache.ShrinkDcacheSB(m.t, m.sys.Dcache)
+		// echo 3 > /proc/sys/vm/drop_caches: dentries and inodes, so
+		// key setup shows for existing encrypted files.
+		m.sys.DropCaches(m.t, 3)
 	}
 	call, err := m.prepare(args)
 	if err != nil {
