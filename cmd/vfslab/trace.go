@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/events"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
@@ -66,8 +67,8 @@ func traceFsByName(name string) (func(*kernel.Task, vfs.Config) (*vfs.System, *v
 
 // traceFlags are the flags of `vfslab trace`.
 type traceFlags struct {
-	patches, fsType, format, clock string
-	cold, noKey, times, show       bool
+	patches, fsType, format, clock, diff string
+	cold, noKey, times, show             bool
 }
 
 func newTraceCmd() *cobra.Command {
@@ -78,7 +79,8 @@ func newTraceCmd() *cobra.Command {
 		Long:  traceLong,
 		Example: `  vfslab trace open /tmp/hello
   vfslab trace --fs ext4 --cold open /secret/note rdonly
-  vfslab trace getdents /secret --no-key`,
+  vfslab trace getdents /secret --no-key
+  vfslab trace --diff fscrypt-file-open=base fscrypt-file-open=v2 open /tmp/hello`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("a SYSCALL is required: open, stat, lstat, read, write, getdents, mkdir, rmdir, unlink, readlink, rename, link, symlink, truncate")
@@ -100,6 +102,7 @@ func newTraceCmd() *cobra.Command {
 	fs.MarkHidden("nokey")
 	boolFlagNo(fs, &f.times, "times", true, "print each function's duration")
 	fs.BoolVar(&f.show, "events", false, "print the events the syscall counted")
+	fs.StringVar(&f.diff, "diff", "", "--diff A B: trace the syscall under variant sets A and B (each id=variant,... over --patches, or base) and print a unified diff of the two trees on the modelled clock; B is the first argument after the flags")
 	return cmd
 }
 
@@ -121,13 +124,72 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	if !ok {
 		return usagef("--fs %q: want one of %s", f.fsType, strings.Join(vfs.FilesystemNames(), ", "))
 	}
+	if f.diff != "" {
+		return runTraceDiff(cmd, f, set, boot, args)
+	}
 	// The syscall's arguments are checked before the machine boots.
 	if err := checkTraceArgs(args); err != nil {
 		return err
 	}
+	clock := f.clock == "model"
+	r, err := traceOnce(f, set, boot, args, clock)
+	if err != nil {
+		return err
+	}
+	if f.format == "text" {
+		stdout.Write(r.text(f.times, f.show))
+		return nil
+	}
+	x := &kernel.TraceExport{
+		Header: []string{"fs: " + f.fsType, "patches: " + orBase(set.Changed()), "cold: " + strconv.FormatBool(f.cold),
+			"key: " + strconv.FormatBool(!f.noKey), "clock: " + f.clock},
+		Tasks:    []kernel.TraceTask{{Comm: r.comm, PID: r.pid, Tracer: r.tr}},
+		Result:   r.desc + " = " + r.result,
+		Counters: kernel.CountersOf(r.counted),
+		Times:    f.times,
+		Process:  "vfslab trace",
+		Log:      r.log,
+	}
+	format, err := kernel.ParseTraceFormat(f.format)
+	if err != nil {
+		return usageError{"--format: " + err.Error()}
+	}
+	return kernel.WriteTrace(stdout, x, format)
+}
+
+// traceResult is one traced syscall: its trace, what it returned, the
+// events it counted and the kernel log it left.
+type traceResult struct {
+	tr           *kernel.Tracer
+	comm         string
+	pid          int
+	desc, result string
+	counted      *events.Counters
+	log          []string
+}
+
+// text is the text form: the call tree, the result line, the events
+// when asked for, and the kernel log.
+func (r *traceResult) text(times, showEvents bool) []byte {
+	var b bytes.Buffer
+	r.tr.Print(&b, times)
+	fmt.Fprintf(&b, "%s = %s\n", r.desc, r.result)
+	if showEvents {
+		fmt.Fprintf(&b, "events: %v\n", r.counted)
+	}
+	for _, line := range r.log {
+		fmt.Fprintf(&b, "dmesg: %s\n", line)
+	}
+	return b.Bytes()
+}
+
+// traceOnce boots a trace machine with the variant set, prepares the
+// syscall untraced, and runs it with a tracer attached (on the modelled
+// clock when model is set).
+func traceOnce(f *traceFlags, set patch.Set, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), args []string, model bool) (*traceResult, error) {
 	m, err := newTraceMachine(set, f.noKey, boot)
 	if err != nil {
-		return fmt.Errorf("setting up the machine: %w", err)
+		return nil, fmt.Errorf("setting up the machine: %w", err)
 	}
 	defer m.close()
 	if f.cold {
@@ -137,12 +199,12 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	}
 	call, err := m.prepare(args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m.t.EnableCounting()
 	before := m.t.Ev.Clone()
 	m.t.Tracer = &kernel.Tracer{}
-	if f.clock == "model" {
+	if model {
 		m.t.Tracer.Clock = kernel.ModelClock(time.Microsecond)
 	}
 	result := call.run()
@@ -150,34 +212,49 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	m.t.Tracer = nil
 	counted := m.t.Ev.Sub(before)
 	call.cleanup()
-	if f.format == "text" {
-		var b bytes.Buffer
-		tr.Print(&b, f.times)
-		stdout.Write(b.Bytes())
-		fmt.Fprintf(stdout, "%s = %s\n", call.desc, result)
-		if f.show {
-			fmt.Fprintf(stdout, "events: %v\n", counted)
-		}
-		for _, line := range m.k.Log.Lines() {
-			fmt.Fprintf(stdout, "dmesg: %s\n", line)
-		}
-		return nil
+	return &traceResult{tr: tr, comm: m.t.Comm, pid: m.t.PID, desc: call.desc, result: result, counted: counted, log: m.k.Log.Lines()}, nil
+}
+
+// runTraceDiff is --diff A B: the syscall traced under two variant sets
+// (each over --patches), on the modelled clock and without durations so
+// that only the structure can differ, printed as a unified diff of the
+// two text trees.
+func runTraceDiff(cmd *cobra.Command, f *traceFlags, base patch.Set, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), args []string) error {
+	if f.format != "text" {
+		return usagef("--diff prints a diff of the text trees; --format %s does not go with it", f.format)
 	}
-	x := &kernel.TraceExport{
-		Header: []string{"fs: " + f.fsType, "patches: " + orBase(set.Changed()), "cold: " + strconv.FormatBool(f.cold),
-			"key: " + strconv.FormatBool(!f.noKey), "clock: " + f.clock},
-		Tasks:    []kernel.TraceTask{{Comm: m.t.Comm, PID: m.t.PID, Tracer: tr}},
-		Result:   call.desc + " = " + result,
-		Counters: kernel.CountersOf(counted),
-		Times:    f.times,
-		Process:  "vfslab trace",
-		Log:      m.k.Log.Lines(),
+	if len(args) < 2 {
+		return usagef("--diff A B SYSCALL [ARGS...]: want the second variant set B and a SYSCALL after --diff A")
 	}
-	format, err := kernel.ParseTraceFormat(f.format)
+	nameB, args := args[0], args[1:]
+	setA, err := overlayPatches(base, f.diff)
 	if err != nil {
-		return usageError{"--format: " + err.Error()}
+		return usageError{"--diff A: " + err.Error()}
 	}
-	return kernel.WriteTrace(stdout, x, format)
+	setB, err := overlayPatches(base, nameB)
+	if err != nil {
+		return usageError{"--diff B: " + err.Error()}
+	}
+	if err := checkTraceArgs(args); err != nil {
+		return err
+	}
+	var sides [2][]string
+	for i, set := range []patch.Set{setA, setB} {
+		r, err := traceOnce(f, set, boot, args, true)
+		if err != nil {
+			return err
+		}
+		sides[i] = strings.Split(strings.TrimSuffix(string(r.text(false, f.show)), "\n"), "\n")
+	}
+	stdout := cmd.OutOrStdout()
+	nA, nB := "patches: "+orBase(setA.Changed()), "patches: "+orBase(setB.Changed())
+	if !writeUnifiedDiff(stdout, nA, nB, sides[0], sides[1], 3) {
+		fmt.Fprintf(stdout, "/* %s and %s give the same trace */\n", nA, nB)
+		for _, l := range sides[0] {
+			fmt.Fprintf(stdout, " %s\n", l)
+		}
+	}
+	return nil
 }
 
 // traceArity is each syscall's argument count, least and most.
