@@ -119,7 +119,7 @@ func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.S
 	// (SetCryptOne copies the IV), so that no Go allocation beyond the
 	// request's own is made for them.
 	req.SetCryptOne(src, dst, iv)
-	endCrypt := traceSkcipherCrypt(t, tfm, enc)
+	endCrypt := traceSkcipherCrypt(t, enc)
 	if enc {
 		err = req.Encrypt(t)
 	} else {
@@ -135,18 +135,14 @@ func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.S
 
 // traceSkcipherCrypt traces the crypto_skcipher_encrypt or
 // crypto_skcipher_decrypt call (crypto/skcipher.c) that a request is
-// handed to, with the driver that runs it as a note.
-func traceSkcipherCrypt(t *kernel.Task, tfm *crypto.Skcipher, enc bool) func() {
-	if !t.Tracing() {
-		return func() {}
-	}
-	fn := "crypto_skcipher_decrypt"
+// handed to. The driver that runs it is not noted here: it depends on
+// the host's CPU, and crypto_alloc_skcipher's note already names it when
+// the tfm is set up (trace --cold).
+func traceSkcipherCrypt(t *kernel.Task, enc bool) func() {
 	if enc {
-		fn = "crypto_skcipher_encrypt"
+		return t.Trace("crypto_skcipher_encrypt")
 	}
-	end := t.Trace(fn)
-	t.TraceNote("driver %s", tfm.DriverName())
-	return end
+	return t.Trace("crypto_skcipher_decrypt")
 }
 
 // traceWaitReq is crypto_wait_req (include/linux/crypto.h, static inline),
@@ -168,7 +164,7 @@ func cryptSyncOnStack(t *kernel.Task, tfm *crypto.SyncSkcipher, enc bool, dst, s
 	crypto.SgInitOne(&sg[0], src)
 	crypto.SgInitOne(&sg[1], dst)
 	req.SetCrypt(sg[0:1], sg[1:2], len(src), iv)
-	defer traceSkcipherCrypt(t, tfm.Base(), enc)()
+	defer traceSkcipherCrypt(t, enc)()
 	if enc {
 		return req.Encrypt(t)
 	}
@@ -191,7 +187,7 @@ func cryptSeedOnStack(t *kernel.Task, tfm *crypto.Skcipher, enc bool, dst, src, 
 	crypto.SgInitOne(&sg[1], dst)
 	req.SetCrypt(sg[0:1], sg[1:2], len(src), iv)
 	var err error
-	endCrypt := traceSkcipherCrypt(t, tfm, enc)
+	endCrypt := traceSkcipherCrypt(t, enc)
 	if enc {
 		err = req.Encrypt(t)
 	} else {
@@ -278,7 +274,7 @@ func deriveKeyAES(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byt
 	crypto.SgInitOne(&sg[0], masterKey)
 	crypto.SgInitOne(&sg[1], derived)
 	req.SetCrypt(sg[0:1], sg[1:2], len(derived), nil)
-	endCrypt := traceSkcipherCrypt(t, tfm, true)
+	endCrypt := traceSkcipherCrypt(t, true)
 	err = req.Encrypt(t)
 	endCrypt()
 	return traceWaitReq(t, err, &wait)

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/events"
 	"github.com/vfslab/vfslab/fscrypt"
@@ -146,11 +147,17 @@ func (m *Machine) RemoveKey() error {
 	return err
 }
 
-// DropCaches drops the unused dentries and the inodes nothing holds any
-// more, with their fscrypt keys, as `echo 3 > /proc/sys/vm/drop_caches`
-// does, so the next walk asks the filesystem and the next open of an
-// encrypted file sets its key up again.
-func (m *Machine) DropCaches() { m.Sys.DropCaches(m.T, 3) }
+// DropCaches drops the unused dentries (and with them their inodes'
+// last references), as `echo 2 > /proc/sys/vm/drop_caches` does, so the
+// next walk asks the filesystem. The quiz's kmalloc counts are taken
+// after it, so it keeps the keys of inodes still in the inode cache.
+func (m *Machine) DropCaches() { dcache.ShrinkDcacheSB(m.T, m.Sys.Dcache) }
+
+// DropCachesAll is `echo 3 > /proc/sys/vm/drop_caches` (vfs
+// System.DropCaches): the unused dentries and the inodes nothing holds
+// any more, with their fscrypt keys, so that the next open of an
+// encrypted file sets its key up again, as `vfslab trace --cold` shows.
+func (m *Machine) DropCachesAll() { m.Sys.DropCaches(m.T, 3) }
 
 // Close ends the machine's process and task.
 func (m *Machine) Close() {
