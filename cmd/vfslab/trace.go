@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/events"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
@@ -39,7 +41,14 @@ Syscalls:
                            excl, trunc, directory, nofollow, append
   stat PATH | lstat PATH
   read PATH [N]            open (untraced), read N bytes (default 64,
-                           0..1048576), close
+                           0..1048576), close: the filesystem's ->read_iter
+                           (memfs decrypts the page in place; no bio)
+  readbio PATH             an encrypted file's first page read the way
+                           ext4 and f2fs read it: a bio submitted, completed
+                           by the block device task, decrypted by
+                           fscrypt_decrypt_bio as the crypto-bio variant says
+                           (on the fscrypt read workqueue, or inline); the
+                           device and workqueue tasks' trees follow
   write PATH DATA          open O_WRONLY|O_CREAT (untraced), write, close
   getdents PATH            open the directory (untraced), getdents64, close
   mkdir PATH | rmdir PATH | unlink PATH | readlink PATH
@@ -143,7 +152,7 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	x := &kernel.TraceExport{
 		Header: []string{"fs: " + f.fsType, "patches: " + orBase(set.Changed()), "cold: " + strconv.FormatBool(f.cold),
 			"key: " + strconv.FormatBool(!f.noKey), "clock: " + f.clock},
-		Tasks:    []kernel.TraceTask{{Comm: r.comm, PID: r.pid, Tracer: r.tr}},
+		Tasks:    append([]kernel.TraceTask{{Comm: r.comm, PID: r.pid, Tracer: r.tr}}, r.others...),
 		Result:   r.desc + " = " + r.result,
 		Counters: kernel.CountersOf(r.counted),
 		Times:    f.times,
@@ -166,6 +175,8 @@ type traceResult struct {
 	desc, result string
 	counted      *events.Counters
 	log          []string
+	// others are the traces of the other tasks the call ran work on.
+	others []kernel.TraceTask
 }
 
 // text is the text form: the call tree, the result line, the events
@@ -173,6 +184,13 @@ type traceResult struct {
 func (r *traceResult) text(times, showEvents bool) []byte {
 	var b bytes.Buffer
 	r.tr.Print(&b, times)
+	for _, o := range r.others {
+		if len(o.Tracer.Entries) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, " ------------------------------------------\n  %s-%d\n ------------------------------------------\n", o.Comm, o.PID)
+		o.Tracer.Print(&b, times)
+	}
 	fmt.Fprintf(&b, "%s = %s\n", r.desc, r.result)
 	if showEvents {
 		fmt.Fprintf(&b, "events: %v\n", r.counted)
@@ -212,7 +230,11 @@ func traceOnce(f *traceFlags, set patch.Set, boot func(*kernel.Task, vfs.Config)
 	m.t.Tracer = nil
 	counted := m.t.Ev.Sub(before)
 	call.cleanup()
-	return &traceResult{tr: tr, comm: m.t.Comm, pid: m.t.PID, desc: call.desc, result: result, counted: counted, log: m.k.Log.Lines()}, nil
+	r := &traceResult{tr: tr, comm: m.t.Comm, pid: m.t.PID, desc: call.desc, result: result, counted: counted, log: m.k.Log.Lines()}
+	if call.tasks != nil {
+		r.others = call.tasks()
+	}
+	return r, nil
 }
 
 // runTraceDiff is --diff A B: the syscall traced under two variant sets
@@ -259,7 +281,7 @@ func runTraceDiff(cmd *cobra.Command, f *traceFlags, base patch.Set, boot func(*
 
 // traceArity is each syscall's argument count, least and most.
 var traceArity = map[string][2]int{
-	"open": {1, 2}, "stat": {1, 1}, "lstat": {1, 1}, "read": {1, 2}, "getdents": {1, 1}, "write": {2, 2},
+	"open": {1, 2}, "stat": {1, 1}, "lstat": {1, 1}, "read": {1, 2}, "readbio": {1, 1}, "getdents": {1, 1}, "write": {2, 2},
 	"mkdir": {1, 1}, "rmdir": {1, 1}, "unlink": {1, 1}, "readlink": {1, 1}, "rename": {2, 3},
 	"link": {2, 2}, "symlink": {2, 2}, "truncate": {2, 2},
 }
@@ -370,6 +392,10 @@ type traceCall struct {
 	desc    string
 	run     func() string
 	cleanup func()
+	// tasks, when set, are other tasks the call ran work on (readbio's
+	// device and workqueue kernel threads): run attaches a tracer to
+	// each and they are printed after the caller's tree.
+	tasks func() []kernel.TraceTask
 }
 
 func result(n int64, err error) string {
@@ -491,6 +517,7 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 		if args[0] == "read" {
 			call.desc = fmt.Sprintf("read(%d, buf, %d)", fd, n)
 			call.run = func() string {
+				t.TraceNote("read: the generic path (->read_iter), not fscrypt_decrypt_bio; readbio takes the bio path")
 				k, err := p.Read(t, fd, buf)
 				if err != nil {
 					return result(0, err)
@@ -513,6 +540,8 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 			}
 		}
 		return call, nil
+	case "readbio":
+		return m.prepareReadBio(args[1])
 	case "write":
 		if err := need(2); err != nil {
 			return nil, err
@@ -583,4 +612,79 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 		return &traceCall{desc: fmt.Sprintf("truncate(%q, %d)", args[1], n), cleanup: nop, run: func() string { return result(0, p.Truncate(t, args[1], n)) }}, nil
 	}
 	return nil, usagef("unknown syscall %q", args[0])
+}
+
+// prepareReadBio prepares readbio PATH: the file's first page, read
+// (untraced) as plaintext and encrypted (untraced) into the ciphertext a
+// disk would hold, then read back through fscrypt.NewReadPath, the model
+// of ext4's and f2fs's read bios that sim's read workload measures: the
+// caller builds and submits the bio, the device task completes it, and
+// fscrypt_decrypt_bio runs where the crypto-bio variant puts it.
+func (m *traceMachine) prepareReadBio(path string) (*traceCall, error) {
+	t, p := m.t, m.p
+	fd, err := p.Open(t, path, vfs.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open(%q): %w", path, err)
+	}
+	defer p.Close(t, fd)
+	f, err := p.File(fd)
+	if err != nil {
+		return nil, err
+	}
+	inode := f.Inode()
+	if !inode.IsEncrypted() {
+		return nil, usagef("readbio %q: not an encrypted file (the bio decryption path is fscrypt's); try /secret/note", path)
+	}
+	if inode.CryptInfo() == nil {
+		return nil, fmt.Errorf("readbio %q: %w (the file's key is not set up)", path, errno.ENOKEY)
+	}
+	folio := block.NewFolio(0, 0)
+	folio.Host = fscrypt.Inode(inode)
+	n, err := p.Read(t, fd, folio.Data)
+	if err != nil {
+		return nil, fmt.Errorf("read(%q): %w", path, err)
+	}
+	bounce, err := fscrypt.EncryptPagecacheBlocks(t, folio, block.PageSize, 0)
+	if err != nil {
+		return nil, fmt.Errorf("encrypting %q's page: %w", path, err)
+	}
+	disk := append([]byte(nil), bounce...)
+	fscrypt.FreeBouncePage(t, bounce)
+	rp, err := fscrypt.NewReadPath(m.k, inode, 0, disk, fscrypt.ReadPathOptions{DeviceWorkers: 1, WorkqueueMaxActive: 1, Readahead: 1})
+	if err != nil {
+		return nil, err
+	}
+	closed := false
+	dst := make([]byte, block.PageSize)
+	call := &traceCall{desc: fmt.Sprintf("readbio(%q, 1 page, %s=%s)", path, fscrypt.CryptoBioPatch.ID, m.k.Patches().Variant(fscrypt.CryptoBioPatch))}
+	call.run = func() string {
+		// The workers' tracers are set before the bio is submitted:
+		// the channel send orders the writes before their reads.
+		for _, w := range rp.Tasks() {
+			w.Tracer = &kernel.Tracer{Clock: t.Tracer.Clock}
+		}
+		t.TraceNote("readbio: the bio path (submit_bio, the device's completion, fscrypt_decrypt_bio), not the generic page read")
+		err := rp.Read(t, dst, 0)
+		rp.Close()
+		closed = true
+		if err != nil {
+			return result(0, err)
+		}
+		return fmt.Sprintf("0 %q", dst[:n])
+	}
+	call.cleanup = func() {
+		if !closed {
+			rp.Close()
+		}
+	}
+	call.tasks = func() []kernel.TraceTask {
+		var ts []kernel.TraceTask
+		for _, w := range rp.Tasks() {
+			if w.Tracer != nil {
+				ts = append(ts, kernel.TraceTask{Comm: w.Comm, PID: w.PID, Tracer: w.Tracer})
+			}
+		}
+		return ts
+	}
+	return call, nil
 }

@@ -135,3 +135,48 @@ func TestTraceFormats(t *testing.T) {
 		t.Errorf("bad format: rc %d %s", rc, errs)
 	}
 }
+
+// TestTraceReadBio: readbio goes through the bio path, so seed 003's four
+// crypto-bio variants give four different trees: the decrypt on the
+// workqueue's kworker or inline in the device's completion, a request
+// per data unit or chained or one for the whole bio; plain read says it
+// takes the generic path; readbio refuses an unencrypted file.
+func TestTraceReadBio(t *testing.T) {
+	seen := map[string]string{}
+	for v, want := range map[string][]string{
+		"workqueue": {"kworker/u0:fscrypt_read_queue-", "fscrypt_decrypt_pagecache_blocks() {", "skcipher_request_alloc(); /* inline */"},
+		"inline":    {"loop0/0-", "fscrypt_decrypt_pagecache_blocks() {"},
+		"chain":     {"loop0/0-", "chained behind the first", "crypto_wait_req(); /* inline */"},
+		"bio":       {"loop0/0-", "SKCIPHER_REQUEST_ON_STACK(); /* inline */", "CRYPTO_SKCIPHER_REQ_BIO"},
+	} {
+		out, errs, rc := trace(t, "--times=false", "--patches", "crypto-bio="+v, "readbio", "/secret/note")
+		if rc != 0 {
+			t.Fatalf("%s: exit %d: %s", v, rc, errs)
+		}
+		want = append(want, "readbio: the bio path", "fscrypt_decrypt_bio() {", `crypto-bio=`+v+`) = 0 "top secret\n"`)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: lacks %q:\n%s", v, w, out)
+			}
+		}
+		for o, prev := range seen {
+			if prev == out {
+				t.Errorf("%s and %s give the same trace", v, o)
+			}
+		}
+		seen[v] = out
+	}
+	if out, _, _ := trace(t, "--times=false", "read", "/secret/note"); !strings.Contains(out, "read: the generic path") || strings.Contains(out, "fscrypt_decrypt_bio()") {
+		t.Errorf("read:\n%s", out)
+	}
+	if _, errs, rc := trace(t, "readbio", "/tmp/hello"); rc != 2 || !strings.Contains(errs, "not an encrypted file") {
+		t.Errorf("unencrypted: rc %d %s", rc, errs)
+	}
+	if _, _, rc := trace(t, "--no-key", "readbio", "/secret/note"); rc == 0 {
+		t.Errorf("readbio without the key succeeded")
+	}
+	out, errs, rc := trace(t, "--format", "perfetto", "--clock", "model", "readbio", "/secret/note")
+	if rc != 0 || kernel.ValidatePerfetto([]byte(out)) != nil || !strings.Contains(out, "fscrypt_read_queue") {
+		t.Errorf("perfetto readbio: rc %d %s\n%s", rc, errs, out)
+	}
+}
