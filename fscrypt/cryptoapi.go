@@ -232,6 +232,7 @@ func contentsCrypt(t *kernel.Task, ci *InodeInfo, enc bool, dst, src, iv []byte)
 // derived, through crypto_alloc_sync_skcipher("ecb(aes)") and an on-stack
 // request.
 func deriveKeyAESSync(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byte) error {
+	defer t.Trace("derive_key_aes")()
 	tfm, err := sb.Crypto().AllocSyncSkcipher(t, "ecb(aes)", 0, cryptoAPIMask)
 	if err != nil {
 		return err
@@ -248,6 +249,7 @@ func deriveKeyAESSync(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived [
 // through an "ecb(aes)" skcipher allocated for this one derivation and a
 // kmalloc'd request.
 func deriveKeyAES(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byte) error {
+	defer t.Trace("derive_key_aes")()
 	api := sb.Crypto()
 	tfm, err := api.AllocSkcipher(t, "ecb(aes)", 0, 0)
 	if err != nil {

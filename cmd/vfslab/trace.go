@@ -35,6 +35,12 @@ The machine holds:
   /secret/         an encrypted directory (v2 policy, AES-256-XTS and
                    AES-256-CTS-CBC; its key is added unless --no-key)
   /secret/note     a file in it ("top secret\n")
+  /v1secret/       an encrypted directory with a v1 policy (AES-256-XTS,
+                   AES-256-CTS-CBC; its key added by descriptor, removed
+                   with --no-key): each file's key is derived from the
+                   master key with AES-128-ECB under the file's nonce
+                   (seed 002, fscrypt-v1-kdf; --cold shows the derivation)
+  /v1secret/note   a file in it ("v1 secret\n")
 
 Syscalls:
   open PATH [FLAGS]        FLAGS: comma list of rdonly, wronly, rdwr, creat,
@@ -367,12 +373,22 @@ func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Conf
 	if err := write("/secret/note", "top secret\n"); err != nil {
 		return nil, err
 	}
+	v1spec, err := m.encryptDirV1("/v1secret", raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := write("/v1secret/note", "v1 secret\n"); err != nil {
+		return nil, err
+	}
 	if nokey {
 		fd, err := p.Open(t, "/", vfs.O_RDONLY, 0)
 		if err != nil {
 			return nil, err
 		}
 		_, err = p.RemoveEncryptionKey(t, fd, id)
+		if err == nil {
+			_, err = p.Ioctl(t, fd, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY, &fscrypt.RemoveKeyArg{KeySpec: v1spec})
+		}
 		p.Close(t, fd)
 		if err != nil {
 			return nil, err
@@ -380,6 +396,31 @@ func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Conf
 	}
 	k.Log = &kernel.Log{}
 	return m, nil
+}
+
+// encryptDirV1 makes the new directory path an encrypted directory with a
+// v1 policy (AES-256-XTS, AES-256-CTS-CBC, 32-byte name padding) whose
+// master key raw is added by its descriptor (FS_IOC_ADD_ENCRYPTION_KEY
+// with a descriptor key spec), and returns that key spec.
+func (m *traceMachine) encryptDirV1(path string, raw []byte) (fscrypt.KeySpecifier, error) {
+	t, p := m.t, m.p
+	desc := fscrypt.KeyDescriptor(raw)
+	spec := fscrypt.DescriptorSpec(desc)
+	if err := p.Mkdir(t, path, 0o700); err != nil {
+		return spec, err
+	}
+	fd, err := p.Open(t, path, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+	if err != nil {
+		return spec, err
+	}
+	defer p.Close(t, fd)
+	arg := &fscrypt.AddKeyArg{KeySpec: spec, RawSize: uint32(len(raw)), Raw: raw}
+	if _, err := p.Ioctl(t, fd, vfs.FS_IOC_ADD_ENCRYPTION_KEY, arg); err != nil {
+		return spec, err
+	}
+	pol := fscrypt.Policy{Version: fscrypt.PolicyV1, ContentsMode: fscrypt.ModeAES256XTS, FilenamesMode: fscrypt.ModeAES256CTS,
+		Flags: fscrypt.PolicyFlagsPad32, Descriptor: desc}
+	return spec, p.SetEncryptionPolicy(t, fd, pol)
 }
 
 func (m *traceMachine) close() {

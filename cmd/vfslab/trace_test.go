@@ -180,3 +180,32 @@ func TestTraceReadBio(t *testing.T) {
 		t.Errorf("perfetto readbio: rc %d %s\n%s", rc, errs, out)
 	}
 }
+
+// TestTraceV1KeyDerivation: /v1secret's key setup under --cold shows seed
+// 002's three derivations: an ecb(aes) tfm with a kmalloc'd request, a
+// sync tfm with an on-stack request, or the AES library with neither;
+// --no-key removes the v1 key too (the name is then not found: ENOENT).
+func TestTraceV1KeyDerivation(t *testing.T) {
+	for v, want := range map[string][]string{
+		"base":   {"crypto_alloc_skcipher() {\n              |                    /* ecb(aes) -> ", "skcipher_request_alloc(); /* inline */"},
+		"sync":   {"crypto_alloc_sync_skcipher() {\n              |                    /* ecb(aes) -> ", "SYNC_SKCIPHER_REQUEST_ON_STACK(); /* inline */"},
+		"aeslib": {"aes_prepareenckey();", "aes_encrypt() {"},
+	} {
+		out, errs, rc := trace(t, "--times=false", "--cold", "--patches", "fscrypt-v1-kdf="+v, "open", "/v1secret/note")
+		if rc != 0 {
+			t.Fatalf("%s: exit %d: %s", v, rc, errs)
+		}
+		want = append(want, "setup_v1_file_key_derived() {", "derive_key_aes() {", `open("/v1secret/note", O_RDONLY) = 0`)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: lacks %q:\n%s", v, w, out)
+			}
+		}
+	}
+	if out, _, _ := trace(t, "--times=false", "--cold", "--patches", "fscrypt-v1-kdf=aeslib", "open", "/v1secret/note"); strings.Contains(out, "ecb(aes)") {
+		t.Errorf("aeslib allocates an ecb(aes) tfm:\n%s", out)
+	}
+	if out, _, _ := trace(t, "--times=false", "--no-key", "open", "/v1secret/note"); !strings.Contains(out, "= -1 ENOENT") {
+		t.Errorf("--no-key v1:\n%s", out)
+	}
+}
