@@ -16,6 +16,7 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
+	"github.com/vfslab/vfslab/teach"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -373,7 +374,10 @@ func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Conf
 	if err := write("/secret/note", "top secret\n"); err != nil {
 		return nil, err
 	}
-	v1spec, err := m.encryptDirV1("/v1secret", raw)
+	if err := p.Mkdir(t, "/v1secret", 0o700); err != nil {
+		return nil, err
+	}
+	v1spec, err := teach.EncryptDirV1(t, p, "/v1secret", raw)
 	if err != nil {
 		return nil, err
 	}
@@ -396,31 +400,6 @@ func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Conf
 	}
 	k.Log = &kernel.Log{}
 	return m, nil
-}
-
-// encryptDirV1 makes the new directory path an encrypted directory with a
-// v1 policy (AES-256-XTS, AES-256-CTS-CBC, 32-byte name padding) whose
-// master key raw is added by its descriptor (FS_IOC_ADD_ENCRYPTION_KEY
-// with a descriptor key spec), and returns that key spec.
-func (m *traceMachine) encryptDirV1(path string, raw []byte) (fscrypt.KeySpecifier, error) {
-	t, p := m.t, m.p
-	desc := fscrypt.KeyDescriptor(raw)
-	spec := fscrypt.DescriptorSpec(desc)
-	if err := p.Mkdir(t, path, 0o700); err != nil {
-		return spec, err
-	}
-	fd, err := p.Open(t, path, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
-	if err != nil {
-		return spec, err
-	}
-	defer p.Close(t, fd)
-	arg := &fscrypt.AddKeyArg{KeySpec: spec, RawSize: uint32(len(raw)), Raw: raw}
-	if _, err := p.Ioctl(t, fd, vfs.FS_IOC_ADD_ENCRYPTION_KEY, arg); err != nil {
-		return spec, err
-	}
-	pol := fscrypt.Policy{Version: fscrypt.PolicyV1, ContentsMode: fscrypt.ModeAES256XTS, FilenamesMode: fscrypt.ModeAES256CTS,
-		Flags: fscrypt.PolicyFlagsPad32, Descriptor: desc}
-	return spec, p.SetEncryptionPolicy(t, fd, pol)
 }
 
 func (m *traceMachine) close() {
