@@ -25,6 +25,12 @@ func TestTraceOpenGolden(t *testing.T) {
 	}
 	want := `              |  do_sys_openat2() {
               |    path_openat() {
+              |      lookup_fast() {
+              |        /* dcache hit on "tmp" in RCU-walk (__d_lookup_rcu, no reference) */
+              |      } /* lookup_fast */
+              |      lookup_fast() {
+              |        /* dcache hit on "hello" in RCU-walk (__d_lookup_rcu, no reference) */
+              |      } /* lookup_fast */
               |      /* complete_walk: RCU-walk ends, reference taken on "hello" */
               |      vfs_open() {
               |        memfs_file_open() {
@@ -48,13 +54,14 @@ func TestTraceScenarios(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--cold", "stat", "/tmp/link"}, []string{"dcache miss on \"tmp\"", "lookup_slow() {", "memfs_lookup();", "= 0 (stat"}},
+		{[]string{"--cold", "stat", "/tmp/link"}, []string{"lookup_fast() {\n              |      /* dcache miss on \"tmp\": RCU-walk -> ref-walk */", "dcache miss on \"link\" in ref-walk", "lookup_slow() {\n              |      d_alloc();\n              |      memfs_lookup() {\n              |        d_splice_alias();", "= 0 (stat"}},
+		{[]string{"stat", "/tmp/hello"}, []string{"dcache hit on \"tmp\" in RCU-walk", "dcache hit on \"hello\" in RCU-walk"}},
 		{[]string{"read", "/secret/note", "100"}, []string{"memfs_file_read_iter", "\"top secret\\n\""}},
 		{[]string{"--nokey", "getdents", "/secret"}, []string{"fscrypt_fname_disk_to_usr", "\"AAAA"}},
 		{[]string{"--nokey", "mkdir", "/secret/x"}, []string{"fscrypt_prepare_create", "= -1 ENOKEY"}},
 		{[]string{"--patches", "fscrypt-file-open=base", "open", "/tmp/hello", "rdwr"}, []string{"fscrypt_file_open() {\n              |            dget_parent();\n              |            dput();", "O_RDWR) = 0"}},
 		{[]string{"--cold", "open", "/secret/note"}, []string{"fscrypt_file_open() {\n              |            fscrypt_get_encryption_info() {", "crypto_alloc_skcipher", "xts(aes) -> "}},
-		{[]string{"open", "/tmp/new", "creat"}, []string{"lookup_open() {\n              |        memfs_lookup();\n              |        memfs_create() {"}},
+		{[]string{"open", "/tmp/new", "creat"}, []string{"lookup_open() {\n              |        d_alloc();\n              |        memfs_lookup() {\n              |          d_splice_alias();\n              |        } /* memfs_lookup */\n              |        memfs_create() {"}},
 		{[]string{"unlink", "/tmp/hello"}, []string{"  } /* vfs_unlink */\n              |    evict();\n              |  } /* do_unlinkat */"}},
 		{[]string{"symlink", "x", "/secret/l"}, []string{"fscrypt_encrypt_symlink() { /* inline */", "__fscrypt_encrypt_symlink() {"}},
 		{[]string{"open", "/secret/note"}, []string{"fscrypt_file_open() {", "fscrypt_has_permitted_context"}},
