@@ -62,6 +62,19 @@ Syscalls:
   rename OLD NEW [FLAGS]   FLAGS: comma list of noreplace, exchange, whiteout
   link OLD NEW | symlink TARGET PATH | truncate PATH LENGTH
 
+Static inline helpers in which a patch's difference lives
+(skcipher_request_alloc/free, SKCIPHER_REQUEST_ON_STACK, rcu_read_lock,
+crypto_wait_req, fscrypt_encrypt_symlink) are nodes marked /* inline */:
+function_graph itself would not show them.
+
+--diff A B runs the syscall twice, under the variant sets A and B (each
+id=variant,... over --patches, or base), on the modelled clock and
+without durations, and prints a unified diff of the two trees, e.g.
+  vfslab trace --diff fscrypt-file-open=base fscrypt-file-open=v2 open /tmp/hello
+  vfslab trace --cold --diff base fscrypt-fname-onstack=v2 stat /secret/note
+  vfslab trace --cold --diff base fscrypt-v1-kdf=aeslib open /v1secret/note
+  vfslab trace --diff crypto-bio=workqueue crypto-bio=bio readbio /secret/note
+
 Flags may come before or after the syscall; put DATA that starts with '-'
 after '--'.`
 
