@@ -50,6 +50,7 @@ func (c *Cache[I]) dAlloc(t *kernel.Task, sb any, name Qstr) (*Dentry[I], error)
 // parent (whose own flags may have been cleared, e.g. by
 // fscrypt_prepare_dentry). Errors: ENOMEM.
 func DAlloc[I any](t *kernel.Task, parent *Dentry[I], name Qstr) (*Dentry[I], error) {
+	defer t.Trace("d_alloc")()
 	d, err := parent.cache.dAlloc(t, parent.sb, name)
 	if err != nil {
 		return nil, err
@@ -300,6 +301,7 @@ func DFindAlias[I any](t *kernel.Task, c *Cache[I], inode *I) *Dentry[I] {
 // parent's i_rwsem (failing with ESTALE); those locks belong to the VFS
 // and are not modelled here.
 func DSpliceAlias[I any](t *kernel.Task, inode *I, d *Dentry[I]) (*Dentry[I], error) {
+	defer t.Trace("d_splice_alias")()
 	kernel.BUGOn(!d.Unhashed(), "d_splice_alias: dentry is hashed")
 	c := d.cache
 	if inode != nil && isDirType(c.typeFor(inode)) {

@@ -80,10 +80,17 @@ func decryptBioWhole(t *kernel.Task, inode Inode, bio *block.Bio) error {
 	t.Add(EvDataUnitCrypt, uint64(bio.Size()>>duBits))
 
 	var req crypto.SkcipherBioRequestOnStack
+	endStack := t.TraceInline("SKCIPHER_REQUEST_ON_STACK")
 	req.Init(t, tfm)
+	endStack()
 	req.SetCallback(crypto.CRYPTO_TFM_REQ_MAY_BACKLOG|crypto.CRYPTO_SKCIPHER_REQ_BIO, nil, nil)
 	req.SetBio(bio, duBits, iv.bytes[:ci.mode.IVSize])
+	endCrypt := traceSkcipherCrypt(t, false)
+	if t.Tracing() {
+		t.TraceNote("one request for the whole bio (CRYPTO_SKCIPHER_REQ_BIO): %d data unit(s)", bio.Size()>>duBits)
+	}
 	err := req.Decrypt(t)
+	endCrypt()
 	if err == errno.EAGAIN {
 		clone, cerr := crypto.SkcipherRequestClone(t, &req, kmem.GFPAtomic)
 		if cerr != nil {
@@ -135,7 +142,9 @@ func decryptBioChain(t *kernel.Task, inode Inode, bio *block.Bio) error {
 		}
 		index := fi.Folio.Index<<(block.PageShift-duBits) + uint64(fi.Offset>>duBits)
 		for off := fi.Offset; off < fi.Offset+fi.Length; off += duSize {
+			endAlloc := t.TraceInline("skcipher_request_alloc")
 			req, err := crypto.SkcipherRequestAllocAt(t, siteChainRequest, tfm, kmem.GFPNoFS)
+			endAlloc()
 			if err != nil {
 				return errno.ENOMEM
 			}
@@ -154,7 +163,13 @@ func decryptBioChain(t *kernel.Task, inode Inode, bio *block.Bio) error {
 		}
 	}
 	t.Add(EvDataUnitCrypt, uint64(n))
-	err = crypto.CryptoWaitReq(t, reqs[0].Decrypt(t), &wait)
+	endCrypt := traceSkcipherCrypt(t, false)
+	if t.Tracing() {
+		t.TraceNote("%d request(s), one per data unit, chained behind the first and submitted as one", n)
+	}
+	err = reqs[0].Decrypt(t)
+	endCrypt()
+	err = traceWaitReq(t, err, &wait)
 	if err == nil {
 		for _, r := range reqs[1:] {
 			if r.Err() != nil {

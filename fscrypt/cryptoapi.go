@@ -105,7 +105,9 @@ const reqFlags = crypto.CRYPTO_TFM_REQ_MAY_BACKLOG | crypto.CRYPTO_TFM_REQ_MAY_S
 // asynchronous drivers (it waits for the completion). Errors: ENOMEM,
 // driver errors.
 func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.Skcipher, enc bool, dst, src, iv []byte) error {
+	endAlloc := t.TraceInline("skcipher_request_alloc")
 	req, err := crypto.SkcipherRequestAllocAt(t, site, tfm, gfp)
+	endAlloc()
 	if err != nil {
 		return errno.ENOMEM
 	}
@@ -117,25 +119,52 @@ func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.S
 	// (SetCryptOne copies the IV), so that no Go allocation beyond the
 	// request's own is made for them.
 	req.SetCryptOne(src, dst, iv)
+	endCrypt := traceSkcipherCrypt(t, enc)
 	if enc {
-		err = crypto.CryptoWaitReq(t, req.Encrypt(t), &wait)
+		err = req.Encrypt(t)
 	} else {
-		err = crypto.CryptoWaitReq(t, req.Decrypt(t), &wait)
+		err = req.Decrypt(t)
 	}
+	endCrypt()
+	err = traceWaitReq(t, err, &wait)
+	endFree := t.TraceInline("skcipher_request_free")
 	req.Free(t)
+	endFree()
 	return err
+}
+
+// traceSkcipherCrypt traces the crypto_skcipher_encrypt or
+// crypto_skcipher_decrypt call (crypto/skcipher.c) that a request is
+// handed to. The driver that runs it is not noted here: it depends on
+// the host's CPU, and crypto_alloc_skcipher's note already names it when
+// the tfm is set up (trace --cold).
+func traceSkcipherCrypt(t *kernel.Task, enc bool) func() {
+	if enc {
+		return t.Trace("crypto_skcipher_encrypt")
+	}
+	return t.Trace("crypto_skcipher_decrypt")
+}
+
+// traceWaitReq is crypto_wait_req (include/linux/crypto.h, static inline),
+// traced as inline: it waits for an asynchronous driver's completion.
+func traceWaitReq(t *kernel.Task, err error, wait *crypto.CryptoWait) error {
+	defer t.TraceInline("crypto_wait_req")()
+	return crypto.CryptoWaitReq(t, err, wait)
 }
 
 // cryptSyncOnStack runs one request the Linux 6.17 way:
 // SYNC_SKCIPHER_REQUEST_ON_STACK, no completion, no wait.
 func cryptSyncOnStack(t *kernel.Task, tfm *crypto.SyncSkcipher, enc bool, dst, src, iv []byte) error {
 	var req crypto.SyncSkcipherRequestOnStack
+	endStack := t.TraceInline("SYNC_SKCIPHER_REQUEST_ON_STACK")
 	req.Init(t, tfm)
+	endStack()
 	req.SetCallback(reqFlags, nil, nil)
 	var sg [2]crypto.Scatterlist
 	crypto.SgInitOne(&sg[0], src)
 	crypto.SgInitOne(&sg[1], dst)
 	req.SetCrypt(sg[0:1], sg[1:2], len(src), iv)
+	defer traceSkcipherCrypt(t, enc)()
 	if enc {
 		return req.Encrypt(t)
 	}
@@ -147,7 +176,9 @@ func cryptSyncOnStack(t *kernel.Task, tfm *crypto.SyncSkcipher, enc bool, dst, s
 // crypto_skcipher_reqsize(tfm)), a completion and crypto_wait_req.
 func cryptSeedOnStack(t *kernel.Task, tfm *crypto.Skcipher, enc bool, dst, src, iv []byte) error {
 	var req crypto.SkcipherRequestOnStack384
+	endStack := t.TraceInline("SKCIPHER_REQUEST_ON_STACK")
 	req.Init(t, tfm)
+	endStack()
 	kernel.BUGOn(!req.Fits(), "MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)")
 	var wait crypto.CryptoWait
 	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
@@ -156,12 +187,14 @@ func cryptSeedOnStack(t *kernel.Task, tfm *crypto.Skcipher, enc bool, dst, src, 
 	crypto.SgInitOne(&sg[1], dst)
 	req.SetCrypt(sg[0:1], sg[1:2], len(src), iv)
 	var err error
+	endCrypt := traceSkcipherCrypt(t, enc)
 	if enc {
 		err = req.Encrypt(t)
 	} else {
 		err = req.Decrypt(t)
 	}
-	return crypto.CryptoWaitReq(t, err, &wait)
+	endCrypt()
+	return traceWaitReq(t, err, &wait)
 }
 
 // fnameCrypt is the request part of fscrypt_fname_encrypt / fname_decrypt,
@@ -199,6 +232,7 @@ func contentsCrypt(t *kernel.Task, ci *InodeInfo, enc bool, dst, src, iv []byte)
 // derived, through crypto_alloc_sync_skcipher("ecb(aes)") and an on-stack
 // request.
 func deriveKeyAESSync(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byte) error {
+	defer t.Trace("derive_key_aes")()
 	tfm, err := sb.Crypto().AllocSyncSkcipher(t, "ecb(aes)", 0, cryptoAPIMask)
 	if err != nil {
 		return err
@@ -215,6 +249,7 @@ func deriveKeyAESSync(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived [
 // through an "ecb(aes)" skcipher allocated for this one derivation and a
 // kmalloc'd request.
 func deriveKeyAES(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byte) error {
+	defer t.Trace("derive_key_aes")()
 	api := sb.Crypto()
 	tfm, err := api.AllocSkcipher(t, "ecb(aes)", 0, 0)
 	if err != nil {
@@ -222,11 +257,16 @@ func deriveKeyAES(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byt
 	}
 	defer tfm.Free(t)
 	tfm.SetFlags(crypto.CRYPTO_TFM_REQ_FORBID_WEAK_KEYS)
+	endAlloc := t.TraceInline("skcipher_request_alloc")
 	req, err := crypto.SkcipherRequestAllocAt(t, siteV1KDFRequest, tfm, kmem.GFPKernel)
+	endAlloc()
 	if err != nil {
 		return errno.ENOMEM
 	}
-	defer req.Free(t)
+	defer func() {
+		defer t.TraceInline("skcipher_request_free")()
+		req.Free(t)
+	}()
 	var wait crypto.CryptoWait
 	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
 	if err := tfm.SetKey(t, nonce); err != nil {
@@ -236,5 +276,8 @@ func deriveKeyAES(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byt
 	crypto.SgInitOne(&sg[0], masterKey)
 	crypto.SgInitOne(&sg[1], derived)
 	req.SetCrypt(sg[0:1], sg[1:2], len(derived), nil)
-	return crypto.CryptoWaitReq(t, req.Encrypt(t), &wait)
+	endCrypt := traceSkcipherCrypt(t, true)
+	err = req.Encrypt(t)
+	endCrypt()
+	return traceWaitReq(t, err, &wait)
 }

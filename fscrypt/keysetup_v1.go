@@ -127,6 +127,7 @@ func setupV1FileKeyDirect(t *kernel.Task, ci *InodeInfo, rawKey []byte) error {
 // with AES-128-ECB (key = nonce, data = master key) as the
 // fscrypt-v1-kdf variant in force does it, then prepare a tfm with it.
 func setupV1FileKeyDerived(t *kernel.Task, ci *InodeInfo, rawMasterKey []byte) error {
+	defer t.Trace("setup_v1_file_key_derived")()
 	keysize := ci.mode.KeySize
 	sync := false // derive_key_aes with a sync skcipher (Linux 6.17)
 	switch v1KDF.Of(t.K.Patches()) {
@@ -170,11 +171,21 @@ func setupV1FileKeyDerived(t *kernel.Task, ci *InodeInfo, rawMasterKey []byte) e
 // context is not secret (its key is the nonce) and is not wiped, as in the
 // kernel.
 func deriveKeyAESLib(t *kernel.Task, masterKey, nonce, derived []byte) error {
+	defer t.Trace("derive_key_aes")()
 	var c aes.Ctx
-	if err := crypto.AESExpandKey(t, &c, nonce); err != nil {
+	endKey := t.Trace("aes_prepareenckey")
+	err := crypto.AESExpandKey(t, &c, nonce)
+	endKey()
+	if err != nil {
 		return err
 	}
-	return crypto.AESEncryptBlocks(t, &c, derived, masterKey)
+	endEnc := t.Trace("aes_encrypt")
+	if t.Tracing() {
+		t.TraceNote("the AES library, no tfm and no request: %d block(s), one call each", len(derived)/aes.BlockSize)
+	}
+	err = crypto.AESEncryptBlocks(t, &c, derived, masterKey)
+	endEnc()
+	return err
 }
 
 // setupV1FileKey is fscrypt_setup_v1_file_key.

@@ -42,7 +42,7 @@ func PrepareSymlink(t *kernel.Task, dir Inode, target []byte, maxLen int) (diskL
 // The result is kmalloc'd (free it with FreeSymlinkData). Errors: ENOKEY,
 // ENOMEM, driver errors.
 func EncryptSymlink(t *kernel.Task, inode Inode, target []byte, diskLen int) ([]byte, error) {
-	defer t.Trace("fscrypt_encrypt_symlink")()
+	defer t.Trace("__fscrypt_encrypt_symlink")()
 	if t.WarnOn(!HasEncryptionKey(inode), "!fscrypt_has_encryption_key(inode)") {
 		return nil, errno.ENOKEY
 	}

@@ -63,8 +63,14 @@ var (
 // return 0 when it exists and is not encrypted, taking the reference only
 // for an encrypted (or negative) parent; v1 then keeps the IS_ENCRYPTED
 // test that v2, as merged, drops.
-func FscryptFileOpen(t *kernel.Task, inode *vfs.Inode, filp *vfs.File) error {
+//
+// Traced, the variants differ where the kernel's do: base shows
+// dget_parent and dput (the parent's two lockref atomics), v1 and v2 the
+// RCU section (rcu_read_lock, inline, standing for the RCU read of
+// d_parent and d_inode_rcu) and a note on whether the fast path answered.
+func FscryptFileOpen(t *kernel.Task, inode *vfs.Inode, filp *vfs.File) (err error) {
 	defer t.Trace("fscrypt_file_open")()
+	defer func() { t.TraceReturn(err) }()
 	if err := fscrypt.RequireKey(t, inode); err != nil {
 		return err
 	}
@@ -81,18 +87,29 @@ func FscryptFileOpen(t *kernel.Task, inode *vfs.Inode, filp *vfs.File) error {
 		// encrypted with any policy): answer that case from an RCU
 		// read of d_parent and its inode, and go on to the referenced
 		// comparison only for an encrypted parent.
+		endRCU := t.TraceInline("rcu_read_lock")
 		t.RCU.ReadLock()
 		parent := dentry.ParentRCU(t)
 		pinode := parent.InodeRCU(t)
 		if pinode != nil && !pinode.IsEncrypted() {
 			t.RCU.ReadUnlock()
+			endRCU()
+			if t.Tracing() {
+				t.TraceNote("RCU fast path: parent %q not encrypted, no reference taken", parent.Name().Name)
+			}
 			t.Inc(EvFileOpenFast)
 			return nil
 		}
 		t.RCU.ReadUnlock()
+		endRCU()
+		if t.Tracing() {
+			t.TraceNote("RCU fast path missed: parent encrypted or negative")
+		}
 	}
 	t.Inc(EvFileOpenDgetParent)
+	endDget := t.Trace("dget_parent")
 	dir := dcache.DgetParent(t, dentry)
+	endDget()
 	dinode := dir.Inode()
 	var refuse bool
 	switch variant {
@@ -101,14 +118,15 @@ func FscryptFileOpen(t *kernel.Task, inode *vfs.Inode, filp *vfs.File) error {
 	case FileOpenV2:
 		refuse = !fscrypt.HasPermittedContext(t, dinode, inode)
 	}
-	var err error
 	if refuse {
 		t.Printk("fscrypt (%s, inode %d): Inconsistent encryption context (parent directory: %d)",
 			inode.SB().ID(), inode.Ino(), dinode.Ino())
 		t.Inc(EvFileOpenEPERM)
 		err = errno.EPERM
 	}
+	endDput := t.Trace("dput")
 	dcache.Dput(t, dir)
+	endDput()
 	return err
 }
 
@@ -181,10 +199,12 @@ func FscryptPrepareLink(t *kernel.Task, oldDentry *vfs.Dentry, dir *vfs.Inode, d
 	}
 	defer t.Trace("fscrypt_prepare_link")()
 	if dentry.IsNokeyName() {
+		t.TraceNote("-ENOKEY: the new name is a no-key name (DCACHE_NOKEY_NAME)")
 		return errno.ENOKEY
 	}
 	// The directory's key is present: the dentry is not a no-key name.
 	if !fscrypt.HasPermittedContext(t, dir, oldDentry.Inode()) {
+		t.TraceNote("-EXDEV: !fscrypt_has_permitted_context(dir, d_inode(old_dentry))")
 		return errno.EXDEV
 	}
 	return nil
@@ -200,14 +220,17 @@ func FscryptPrepareRename(t *kernel.Task, oldDir *vfs.Inode, oldDentry *vfs.Dent
 	}
 	defer t.Trace("fscrypt_prepare_rename")()
 	if oldDentry.IsNokeyName() || newDentry.IsNokeyName() {
+		t.TraceNote("-ENOKEY: a no-key name (DCACHE_NOKEY_NAME) on either side")
 		return errno.ENOKEY
 	}
 	if oldDir != newDir {
 		if newDir.IsEncrypted() && !fscrypt.HasPermittedContext(t, newDir, oldDentry.Inode()) {
+			t.TraceNote("-EXDEV: !fscrypt_has_permitted_context(new_dir, d_inode(old_dentry))")
 			return errno.EXDEV
 		}
 		if flags&vfs.RENAME_EXCHANGE != 0 && oldDir.IsEncrypted() &&
 			!fscrypt.HasPermittedContext(t, oldDir, newDentry.Inode()) {
+			t.TraceNote("-EXDEV: RENAME_EXCHANGE and !fscrypt_has_permitted_context(old_dir, d_inode(new_dentry))")
 			return errno.EXDEV
 		}
 	}
@@ -243,12 +266,14 @@ func FscryptPrepareSymlink(t *kernel.Task, dir *vfs.Inode, target string, maxLen
 	return fscrypt.PrepareSymlink(t, dir, []byte(target), maxLen)
 }
 
-// FscryptEncryptSymlink is fscrypt_encrypt_symlink: the on-disk target of a
+// FscryptEncryptSymlink is fscrypt_encrypt_symlink, the static inline
+// wrapper in include/linux/fscrypt.h (traced as inline) around
+// __fscrypt_encrypt_symlink (fs/crypto/hooks.c): the on-disk target of a
 // new encrypted symlink (diskLen from FscryptPrepareSymlink); the plaintext
 // is cached in i_link as the kernel does. Errors: ENOKEY, ENOMEM, driver
 // errors.
 func FscryptEncryptSymlink(t *kernel.Task, inode *vfs.Inode, target string, diskLen int) ([]byte, error) {
-	defer t.Trace("fscrypt_encrypt_symlink")()
+	defer t.TraceInline("fscrypt_encrypt_symlink")()
 	sd, err := fscrypt.EncryptSymlink(t, inode, []byte(target), diskLen)
 	if err != nil {
 		return nil, err

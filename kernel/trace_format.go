@@ -277,11 +277,11 @@ func writeFtrace(w io.Writer, x *TraceExport) {
 					if ex.HasRet {
 						ret = retvalComment(ex.Ret)
 					}
-					fmt.Fprintf(w, "%s%s%s%s();%s\n", cpu, printGraphDuration(ex.Dur), pad, e.Func, ret)
+					fmt.Fprintf(w, "%s%s%s%s();%s%s\n", cpu, printGraphDuration(ex.Dur), pad, e.Func, inlineComment(e), ret)
 					i++
 					continue
 				}
-				fmt.Fprintf(w, "%s%s%s%s() {\n", cpu, ftraceFill, pad, e.Func)
+				fmt.Fprintf(w, "%s%s%s%s() {%s\n", cpu, ftraceFill, pad, e.Func, inlineComment(e))
 			case TraceExit:
 				fmt.Fprintf(w, "%s%s%s}%s\n", cpu, printGraphDuration(e.Dur), pad, closeComment(e))
 			case TraceNote:
@@ -364,7 +364,11 @@ func PerfettoEvents(x *TraceExport) []PerfettoEvent {
 			case TraceEnter:
 				stack = append(stack, i)
 				xev[i] = len(evs)
-				evs = append(evs, PerfettoEvent{Name: e.Func, Cat: "function", Ph: "X", Ts: us(e.at), Pid: perfettoPID, Tid: tt.PID})
+				cat := "function"
+				if e.Inline {
+					cat = "inline"
+				}
+				evs = append(evs, PerfettoEvent{Name: e.Func, Cat: cat, Ph: "X", Ts: us(e.at), Pid: perfettoPID, Tid: tt.PID})
 			case TraceExit:
 				if len(stack) == 0 {
 					continue

@@ -67,6 +67,8 @@ type Machine struct {
 	P   *vfs.Proc
 	// KeyID is /secret's key identifier.
 	KeyID [fscrypt.KeyIdentifierSize]byte
+	// V1Spec is /v1secret's v1 key, by descriptor.
+	V1Spec fscrypt.KeySpecifier
 	// Clock is the recordings' clock: nil for the modelled clock (1 µs
 	// per reading), time.Now for real durations.
 	Clock func() time.Time
@@ -100,6 +102,29 @@ func NewMachine(cfg Config) (*Machine, error) {
 	return m, nil
 }
 
+// EncryptDirV1 makes the empty directory path an encrypted directory with
+// a v1 policy (AES-256-XTS, AES-256-CTS-CBC, 32-byte name padding) whose
+// master key raw is added by its descriptor (FS_IOC_ADD_ENCRYPTION_KEY
+// with a descriptor key spec), and returns that key spec. Files in it get
+// keys derived from the master key with AES-128-ECB under their nonces
+// (seed 002's derive_key_aes).
+func EncryptDirV1(t *kernel.Task, p *vfs.Proc, path string, raw []byte) (fscrypt.KeySpecifier, error) {
+	desc := fscrypt.KeyDescriptor(raw)
+	spec := fscrypt.DescriptorSpec(desc)
+	fd, err := p.Open(t, path, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+	if err != nil {
+		return spec, err
+	}
+	defer p.Close(t, fd)
+	arg := &fscrypt.AddKeyArg{KeySpec: spec, RawSize: uint32(len(raw)), Raw: raw}
+	if _, err := p.Ioctl(t, fd, vfs.FS_IOC_ADD_ENCRYPTION_KEY, arg); err != nil {
+		return spec, err
+	}
+	pol := fscrypt.Policy{Version: fscrypt.PolicyV1, ContentsMode: fscrypt.ModeAES256XTS, FilenamesMode: fscrypt.ModeAES256CTS,
+		Flags: fscrypt.PolicyFlagsPad32, Descriptor: desc}
+	return spec, p.SetEncryptionPolicy(t, fd, pol)
+}
+
 // WriteFile creates or truncates path and writes data to it.
 func (m *Machine) WriteFile(path, data string) error {
 	t, p := m.T, m.P
@@ -122,6 +147,9 @@ func (m *Machine) populate() error {
 		func() error { return p.Mkdir(t, "/secret", 0o700) },
 		func() (err error) { m.KeyID, err = p.EncryptDir(t, "/secret", MasterKey(), 0, 0); return err },
 		func() error { return m.WriteFile("/secret/note", "top secret\n") },
+		func() error { return p.Mkdir(t, "/v1secret", 0o700) },
+		func() (err error) { m.V1Spec, err = EncryptDirV1(t, p, "/v1secret", MasterKey()); return err },
+		func() error { return m.WriteFile("/v1secret/note", "v1 secret\n") },
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
@@ -134,8 +162,9 @@ func (m *Machine) populate() error {
 	return nil
 }
 
-// RemoveKey removes /secret's key (FS_IOC_REMOVE_ENCRYPTION_KEY on the
-// root), as `fscryptctl remove_key` does.
+// RemoveKey removes /secret's key and /v1secret's
+// (FS_IOC_REMOVE_ENCRYPTION_KEY on the root), as `fscryptctl remove_key`
+// does.
 func (m *Machine) RemoveKey() error {
 	t, p := m.T, m.P
 	fd, err := p.Open(t, "/", vfs.O_RDONLY, 0)
@@ -143,14 +172,24 @@ func (m *Machine) RemoveKey() error {
 		return err
 	}
 	defer p.Close(t, fd)
-	_, err = p.RemoveEncryptionKey(t, fd, m.KeyID)
+	if _, err = p.RemoveEncryptionKey(t, fd, m.KeyID); err != nil {
+		return err
+	}
+	_, err = p.Ioctl(t, fd, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY, &fscrypt.RemoveKeyArg{KeySpec: m.V1Spec})
 	return err
 }
 
 // DropCaches drops the unused dentries (and with them their inodes'
 // last references), as `echo 2 > /proc/sys/vm/drop_caches` does, so the
-// next walk asks the filesystem.
+// next walk asks the filesystem. The quiz's kmalloc counts are taken
+// after it, so it keeps the keys of inodes still in the inode cache.
 func (m *Machine) DropCaches() { dcache.ShrinkDcacheSB(m.T, m.Sys.Dcache) }
+
+// DropCachesAll is `echo 3 > /proc/sys/vm/drop_caches` (vfs
+// System.DropCaches): the unused dentries and the inodes nothing holds
+// any more, with their fscrypt keys, so that the next open of an
+// encrypted file sets its key up again, as `vfslab trace --cold` shows.
+func (m *Machine) DropCachesAll() { m.Sys.DropCaches(m.T, 3) }
 
 // Close ends the machine's process and task.
 func (m *Machine) Close() {

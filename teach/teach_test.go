@@ -117,3 +117,34 @@ func TestReturnOnTheSyscall(t *testing.T) {
 		t.Errorf("names %q", names)
 	}
 }
+
+// TestV1SecretKeySetup: the machine's /v1secret/ has a v1 policy; after
+// DropCachesAll an open of its file derives the per-file key
+// (derive_key_aes in the trace), and without the keys the name is not
+// found.
+func TestV1SecretKeySetup(t *testing.T) {
+	for _, fs := range []string{"memfs", "ext4", "f2fs"} {
+		m, err := NewMachine(Config{FS: fs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.DropCachesAll()
+		r := m.Record(Open("/v1secret/note", vfs.O_RDONLY))
+		var text bytes.Buffer
+		if err := kernel.WriteTrace(&text, m.Export(r), kernel.TraceText); err != nil {
+			t.Fatal(err)
+		}
+		if r.Err != nil || r.Ret < 0 || !strings.Contains(text.String(), "derive_key_aes() {") {
+			t.Errorf("%s: %s %v:\n%s", fs, r.Result(), r.Err, text.String())
+		}
+		m.Close()
+		m, err = NewMachine(Config{FS: fs, NoKey: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := m.Record(Open("/v1secret/note", vfs.O_RDONLY)); !errors.Is(r.Err, errno.ENOENT) {
+			t.Errorf("%s without the key: %s %v", fs, r.Result(), r.Err)
+		}
+		m.Close()
+	}
+}

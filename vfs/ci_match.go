@@ -84,11 +84,17 @@ func (p *DecryptedNamePrealloc) resize(t *kernel.Task, wantlen int) ([]byte, err
 			reuse = wantlen <= namelen
 		}
 		if reuse {
+			if t.Tracing() {
+				t.TraceNote("decrypted_name_prealloc_resize: buffer of %d bytes reused for %d", namelen, wantlen)
+			}
 			if p.freed {
 				kasan("KASAN: slab-use-after-free", "decrypted_name_prealloc_resize", "prealloc->name reused after kfree in generic_ci_match's error path")
 			}
 			return p.name, nil
 		}
+	}
+	if t.Tracing() {
+		t.TraceNote("decrypted_name_prealloc_resize: kmalloc(%d)", wantlen+DecryptedNamePreallocMinLen)
 	}
 	buf, err := t.Kmalloc(p.Site, wantlen+DecryptedNamePreallocMinLen, kmem.GFPKernel)
 	if err != nil {
@@ -137,6 +143,7 @@ func kasan(kind, fn, msg string) {
 // compared exactly, then casefolded. A dirent name that is not valid UTF-8
 // never matches; under strict encoding that is logged.
 func GenericCIMatch(t *kernel.Task, parent *CIParent, name, folded, deName []byte, prealloc *DecryptedNamePrealloc) (int, error) {
+	defer t.Trace("generic_ci_match")()
 	dirent := deName
 	var buf []byte
 	if parent.Crypt != nil {
@@ -145,6 +152,9 @@ func GenericCIMatch(t *kernel.Task, parent *CIParent, name, folded, deName []byt
 		}
 		var err error
 		if prealloc == nil {
+			if t.Tracing() {
+				t.TraceNote("kmalloc(%d) for the decrypted name, freed after the compare", len(deName))
+			}
 			buf, err = t.Kmalloc(parent.Site, len(deName), kmem.GFPKernel)
 		} else {
 			buf, err = prealloc.resize(t, len(deName))

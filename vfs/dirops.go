@@ -202,6 +202,16 @@ func (p *Proc) Unlink(t *kernel.Task, path string) (err error) {
 		return err
 	}
 	dir := pr.path.Dentry.Inode()
+	// do_unlinkat holds the victim's inode (ihold) across vfs_unlink and
+	// drops it after unlocking the directory: that final iput, not
+	// d_delete inside vfs_unlink, is where an unlinked inode is evicted
+	// ("truncate the inode here", fs/namei.c).
+	var held *Inode
+	defer func() {
+		if held != nil {
+			Iput(t, held)
+		}
+	}()
 	dir.Rwsem.Lock()
 	defer dir.Rwsem.Unlock()
 	d, err := lookupOneQstrExcl(t, &pr.last, pr.path.Dentry, 0)
@@ -209,6 +219,10 @@ func (p *Proc) Unlink(t *kernel.Task, path string) (err error) {
 		return err
 	}
 	defer dcache.Dput(t, d)
+	if !pr.slash && !d.IsNegative() {
+		held = d.Inode()
+		Ihold(held)
+	}
 	if pr.slash || d.IsNegative() {
 		switch {
 		case d.IsNegative():

@@ -298,6 +298,7 @@ func (nd *nameidata) walkComponent(flags int) (string, bool, error) {
 // first turns the walk into a ref-walk. It returns nil when the slow path
 // must ask the filesystem.
 func (nd *nameidata) lookupFast() (*Dentry, error) {
+	defer nd.t.Trace("lookup_fast")()
 	parent := nd.path.Dentry
 	if nd.rcu() {
 		d, seq := dcache.DLookupRCU(nd.t, parent, &nd.last)
@@ -316,6 +317,9 @@ func (nd *nameidata) lookupFast() (*Dentry, error) {
 		}
 		valid, err := dcache.DRevalidate(nd.t, nd.inode, &nd.last, d, nd.flags)
 		if err == nil && valid {
+			if nd.t.Tracing() {
+				nd.t.TraceNote("dcache hit on %q in RCU-walk (__d_lookup_rcu, no reference)", nd.last.Name)
+			}
 			return d, nil
 		}
 		if !nd.tryToUnlazyNext(d) {
@@ -328,7 +332,13 @@ func (nd *nameidata) lookupFast() (*Dentry, error) {
 	}
 	d := dcache.DLookup(nd.t, parent, &nd.last)
 	if d == nil {
+		if nd.t.Tracing() {
+			nd.t.TraceNote("dcache miss on %q in ref-walk", nd.last.Name)
+		}
 		return nil, nil
+	}
+	if nd.t.Tracing() {
+		nd.t.TraceNote("dcache hit on %q in ref-walk (__d_lookup, reference taken)", nd.last.Name)
 	}
 	valid, err := dcache.DRevalidate(nd.t, nd.inode, &nd.last, d, nd.flags)
 	return nd.revalidated(d, valid, err)

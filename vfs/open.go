@@ -222,9 +222,10 @@ func (nd *nameidata) lookupOpen(f *File, op *openFlags) (*Dentry, error) {
 	return d, nil
 }
 
-// vfsCreate is the ->create call of lookup_open (vfs_create's core).
+// vfsCreate is the ->create call of lookup_open. lookup_open calls
+// dir_inode->i_op->create itself, not vfs_create (fs/namei.c), so it is
+// not traced under that name: the filesystem's create is the node.
 func vfsCreate(t *kernel.Task, dir *Inode, d *Dentry, mode uint32, excl bool) error {
-	defer t.Trace("vfs_create")()
 	return dir.Op.Create(t, dir, d, mode, excl)
 }
 

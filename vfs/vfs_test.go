@@ -287,10 +287,19 @@ func TestTraceOpen(t *testing.T) {
 	e.p.Close(e.t, fd)
 	want := `              |  do_sys_openat2() {
               |    path_openat() {
+              |      lookup_fast() {
+              |        /* dcache hit on "tmp" in RCU-walk (__d_lookup_rcu, no reference) */
+              |      } /* lookup_fast */
+              |      lookup_fast() {
+              |        /* dcache hit on "f" in RCU-walk (__d_lookup_rcu, no reference) */
+              |      } /* lookup_fast */
               |      /* complete_walk: RCU-walk ends, reference taken on "f" */
               |      vfs_open() {
               |        memfs_file_open() {
-              |          fscrypt_file_open();
+              |          fscrypt_file_open() {
+              |            dget_parent();
+              |            dput();
+              |          } /* fscrypt_file_open = 0x0 */
               |        } /* memfs_file_open */
               |      } /* vfs_open */
               |    } /* path_openat */

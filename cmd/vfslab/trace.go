@@ -10,10 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vfslab/vfslab/dcache"
+	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/events"
+	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
+	"github.com/vfslab/vfslab/teach"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -33,18 +36,44 @@ The machine holds:
   /secret/         an encrypted directory (v2 policy, AES-256-XTS and
                    AES-256-CTS-CBC; its key is added unless --no-key)
   /secret/note     a file in it ("top secret\n")
+  /v1secret/       an encrypted directory with a v1 policy (AES-256-XTS,
+                   AES-256-CTS-CBC; its key added by descriptor, removed
+                   with --no-key): each file's key is derived from the
+                   master key with AES-128-ECB under the file's nonce
+                   (seed 002, fscrypt-v1-kdf; --cold shows the derivation)
+  /v1secret/note   a file in it ("v1 secret\n")
 
 Syscalls:
   open PATH [FLAGS]        FLAGS: comma list of rdonly, wronly, rdwr, creat,
                            excl, trunc, directory, nofollow, append
   stat PATH | lstat PATH
   read PATH [N]            open (untraced), read N bytes (default 64,
-                           0..1048576), close
+                           0..1048576), close: the filesystem's ->read_iter
+                           (memfs decrypts the page in place; no bio)
+  readbio PATH             an encrypted file's first page read the way
+                           ext4 and f2fs read it: a bio submitted, completed
+                           by the block device task, decrypted by
+                           fscrypt_decrypt_bio as the crypto-bio variant says
+                           (on the fscrypt read workqueue, or inline); the
+                           device and workqueue tasks' trees follow
   write PATH DATA          open O_WRONLY|O_CREAT (untraced), write, close
   getdents PATH            open the directory (untraced), getdents64, close
   mkdir PATH | rmdir PATH | unlink PATH | readlink PATH
   rename OLD NEW [FLAGS]   FLAGS: comma list of noreplace, exchange, whiteout
   link OLD NEW | symlink TARGET PATH | truncate PATH LENGTH
+
+Static inline helpers in which a patch's difference lives
+(skcipher_request_alloc/free, SKCIPHER_REQUEST_ON_STACK, rcu_read_lock,
+crypto_wait_req, fscrypt_encrypt_symlink) are nodes marked /* inline */:
+function_graph itself would not show them.
+
+--diff A B runs the syscall twice, under the variant sets A and B (each
+id=variant,... over --patches, or base), on the modelled clock and
+without durations, and prints a unified diff of the two trees, e.g.
+  vfslab trace --diff fscrypt-file-open=base fscrypt-file-open=v2 open /tmp/hello
+  vfslab trace --cold --diff base fscrypt-fname-onstack=v2 stat /secret/note
+  vfslab trace --cold --diff base fscrypt-v1-kdf=aeslib open /v1secret/note
+  vfslab trace --diff crypto-bio=workqueue crypto-bio=bio readbio /secret/note
 
 Flags may come before or after the syscall; put DATA that starts with '-'
 after '--'.`
@@ -67,8 +96,8 @@ func traceFsByName(name string) (func(*kernel.Task, vfs.Config) (*vfs.System, *v
 
 // traceFlags are the flags of `vfslab trace`.
 type traceFlags struct {
-	patches, fsType, format, clock string
-	cold, noKey, times, show       bool
+	patches, fsType, format, clock, diff string
+	cold, noKey, times, show             bool
 }
 
 func newTraceCmd() *cobra.Command {
@@ -79,7 +108,8 @@ func newTraceCmd() *cobra.Command {
 		Long:  traceLong,
 		Example: `  vfslab trace open /tmp/hello
   vfslab trace --fs ext4 --cold open /secret/note rdonly
-  vfslab trace getdents /secret --no-key`,
+  vfslab trace getdents /secret --no-key
+  vfslab trace --diff fscrypt-file-open=base fscrypt-file-open=v2 open /tmp/hello`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("a SYSCALL is required: open, stat, lstat, read, write, getdents, mkdir, rmdir, unlink, readlink, rename, link, symlink, truncate")
@@ -95,12 +125,13 @@ func newTraceCmd() *cobra.Command {
 		"output: text (the call tree), ftrace (function_graph's CPU, DURATION and FUNCTION CALLS columns) or perfetto (Chrome Trace Event JSON for ui.perfetto.dev)")
 	choiceFlag(fs, &f.clock, "clock", "real", []string{"real", "model"},
 		"durations from the real clock, or a modelled one (1 µs per step) that gives the same output every run")
-	fs.BoolVar(&f.cold, "cold", false, "drop the unused dentries first, so that the walk asks the filesystem (->lookup)")
+	fs.BoolVar(&f.cold, "cold", false, "drop the caches first (drop_caches 3: unused dentries and inodes, with their keys), so that the walk asks the filesystem (->lookup) and key setup shows")
 	fs.BoolVar(&f.noKey, "no-key", false, "remove /secret's key first (names become no-key names; --nokey also works)")
 	fs.BoolVar(&f.noKey, "nokey", false, "the old spelling of --no-key")
 	fs.MarkHidden("nokey")
 	boolFlagNo(fs, &f.times, "times", true, "print each function's duration")
 	fs.BoolVar(&f.show, "events", false, "print the events the syscall counted")
+	fs.StringVar(&f.diff, "diff", "", "--diff A B: trace the syscall under variant sets A and B (each id=variant,... over --patches, or base) and print a unified diff of the two trees on the modelled clock; B is the first argument after the flags")
 	return cmd
 }
 
@@ -122,55 +153,31 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	if !ok {
 		return usagef("--fs %q: want one of %s", f.fsType, strings.Join(vfs.FilesystemNames(), ", "))
 	}
+	if f.diff != "" {
+		return runTraceDiff(cmd, f, set, boot, args)
+	}
 	// The syscall's arguments are checked before the machine boots.
 	if err := checkTraceArgs(args); err != nil {
 		return err
 	}
-	m, err := newTraceMachine(set, f.noKey, boot)
-	if err != nil {
-		return fmt.Errorf("setting up the machine: %w", err)
-	}
-	defer m.close()
-	if f.cold {
-		dcache.ShrinkDcacheSB(m.t, m.sys.Dcache)
-	}
-	call, err := m.prepare(args)
+	clock := f.clock == "model"
+	r, err := traceOnce(f, set, boot, args, clock)
 	if err != nil {
 		return err
 	}
-	m.t.EnableCounting()
-	before := m.t.Ev.Clone()
-	m.t.Tracer = &kernel.Tracer{}
-	if f.clock == "model" {
-		m.t.Tracer.Clock = kernel.ModelClock(time.Microsecond)
-	}
-	result := call.run()
-	tr := m.t.Tracer
-	m.t.Tracer = nil
-	counted := m.t.Ev.Sub(before)
-	call.cleanup()
 	if f.format == "text" {
-		var b bytes.Buffer
-		tr.Print(&b, f.times)
-		stdout.Write(b.Bytes())
-		fmt.Fprintf(stdout, "%s = %s\n", call.desc, result)
-		if f.show {
-			fmt.Fprintf(stdout, "events: %v\n", counted)
-		}
-		for _, line := range m.k.Log.Lines() {
-			fmt.Fprintf(stdout, "dmesg: %s\n", line)
-		}
+		stdout.Write(r.text(f.times, f.show))
 		return nil
 	}
 	x := &kernel.TraceExport{
 		Header: []string{"fs: " + f.fsType, "patches: " + orBase(set.Changed()), "cold: " + strconv.FormatBool(f.cold),
 			"key: " + strconv.FormatBool(!f.noKey), "clock: " + f.clock},
-		Tasks:    []kernel.TraceTask{{Comm: m.t.Comm, PID: m.t.PID, Tracer: tr}},
-		Result:   call.desc + " = " + result,
-		Counters: kernel.CountersOf(counted),
+		Tasks:    append([]kernel.TraceTask{{Comm: r.comm, PID: r.pid, Tracer: r.tr}}, r.others...),
+		Result:   r.desc + " = " + r.result,
+		Counters: kernel.CountersOf(r.counted),
 		Times:    f.times,
 		Process:  "vfslab trace",
-		Log:      m.k.Log.Lines(),
+		Log:      r.log,
 	}
 	format, err := kernel.ParseTraceFormat(f.format)
 	if err != nil {
@@ -179,9 +186,122 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	return kernel.WriteTrace(stdout, x, format)
 }
 
+// traceResult is one traced syscall: its trace, what it returned, the
+// events it counted and the kernel log it left.
+type traceResult struct {
+	tr           *kernel.Tracer
+	comm         string
+	pid          int
+	desc, result string
+	counted      *events.Counters
+	log          []string
+	// others are the traces of the other tasks the call ran work on.
+	others []kernel.TraceTask
+}
+
+// text is the text form: the call tree, the result line, the events
+// when asked for, and the kernel log.
+func (r *traceResult) text(times, showEvents bool) []byte {
+	var b bytes.Buffer
+	r.tr.Print(&b, times)
+	for _, o := range r.others {
+		if len(o.Tracer.Entries) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, " ------------------------------------------\n  %s-%d\n ------------------------------------------\n", o.Comm, o.PID)
+		o.Tracer.Print(&b, times)
+	}
+	fmt.Fprintf(&b, "%s = %s\n", r.desc, r.result)
+	if showEvents {
+		fmt.Fprintf(&b, "events: %v\n", r.counted)
+	}
+	for _, line := range r.log {
+		fmt.Fprintf(&b, "dmesg: %s\n", line)
+	}
+	return b.Bytes()
+}
+
+// traceOnce boots a trace machine with the variant set, prepares the
+// syscall untraced, and runs it with a tracer attached (on the modelled
+// clock when model is set).
+func traceOnce(f *traceFlags, set patch.Set, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), args []string, model bool) (*traceResult, error) {
+	m, err := newTraceMachine(set, f.noKey, boot)
+	if err != nil {
+		return nil, fmt.Errorf("setting up the machine: %w", err)
+	}
+	defer m.close()
+	if f.cold {
+		// echo 3 > /proc/sys/vm/drop_caches: dentries and inodes, so
+		// key setup shows for existing encrypted files.
+		m.sys.DropCaches(m.t, 3)
+	}
+	call, err := m.prepare(args)
+	if err != nil {
+		return nil, err
+	}
+	m.t.EnableCounting()
+	before := m.t.Ev.Clone()
+	m.t.Tracer = &kernel.Tracer{}
+	if model {
+		m.t.Tracer.Clock = kernel.ModelClock(time.Microsecond)
+	}
+	result := call.run()
+	tr := m.t.Tracer
+	m.t.Tracer = nil
+	counted := m.t.Ev.Sub(before)
+	call.cleanup()
+	r := &traceResult{tr: tr, comm: m.t.Comm, pid: m.t.PID, desc: call.desc, result: result, counted: counted, log: m.k.Log.Lines()}
+	if call.tasks != nil {
+		r.others = call.tasks()
+	}
+	return r, nil
+}
+
+// runTraceDiff is --diff A B: the syscall traced under two variant sets
+// (each over --patches), on the modelled clock and without durations so
+// that only the structure can differ, printed as a unified diff of the
+// two text trees.
+func runTraceDiff(cmd *cobra.Command, f *traceFlags, base patch.Set, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), args []string) error {
+	if f.format != "text" {
+		return usagef("--diff prints a diff of the text trees; --format %s does not go with it", f.format)
+	}
+	if len(args) < 2 {
+		return usagef("--diff A B SYSCALL [ARGS...]: want the second variant set B and a SYSCALL after --diff A")
+	}
+	nameB, args := args[0], args[1:]
+	setA, err := overlayPatches(base, f.diff)
+	if err != nil {
+		return usageError{"--diff A: " + err.Error()}
+	}
+	setB, err := overlayPatches(base, nameB)
+	if err != nil {
+		return usageError{"--diff B: " + err.Error()}
+	}
+	if err := checkTraceArgs(args); err != nil {
+		return err
+	}
+	var sides [2][]string
+	for i, set := range []patch.Set{setA, setB} {
+		r, err := traceOnce(f, set, boot, args, true)
+		if err != nil {
+			return err
+		}
+		sides[i] = strings.Split(strings.TrimSuffix(string(r.text(false, f.show)), "\n"), "\n")
+	}
+	stdout := cmd.OutOrStdout()
+	nA, nB := "patches: "+orBase(setA.Changed()), "patches: "+orBase(setB.Changed())
+	if !writeUnifiedDiff(stdout, nA, nB, sides[0], sides[1], 3) {
+		fmt.Fprintf(stdout, "/* %s and %s give the same trace */\n", nA, nB)
+		for _, l := range sides[0] {
+			fmt.Fprintf(stdout, " %s\n", l)
+		}
+	}
+	return nil
+}
+
 // traceArity is each syscall's argument count, least and most.
 var traceArity = map[string][2]int{
-	"open": {1, 2}, "stat": {1, 1}, "lstat": {1, 1}, "read": {1, 2}, "getdents": {1, 1}, "write": {2, 2},
+	"open": {1, 2}, "stat": {1, 1}, "lstat": {1, 1}, "read": {1, 2}, "readbio": {1, 1}, "getdents": {1, 1}, "write": {2, 2},
 	"mkdir": {1, 1}, "rmdir": {1, 1}, "unlink": {1, 1}, "readlink": {1, 1}, "rename": {2, 3},
 	"link": {2, 2}, "symlink": {2, 2}, "truncate": {2, 2},
 }
@@ -267,12 +387,25 @@ func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Conf
 	if err := write("/secret/note", "top secret\n"); err != nil {
 		return nil, err
 	}
+	if err := p.Mkdir(t, "/v1secret", 0o700); err != nil {
+		return nil, err
+	}
+	v1spec, err := teach.EncryptDirV1(t, p, "/v1secret", raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := write("/v1secret/note", "v1 secret\n"); err != nil {
+		return nil, err
+	}
 	if nokey {
 		fd, err := p.Open(t, "/", vfs.O_RDONLY, 0)
 		if err != nil {
 			return nil, err
 		}
 		_, err = p.RemoveEncryptionKey(t, fd, id)
+		if err == nil {
+			_, err = p.Ioctl(t, fd, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY, &fscrypt.RemoveKeyArg{KeySpec: v1spec})
+		}
 		p.Close(t, fd)
 		if err != nil {
 			return nil, err
@@ -292,6 +425,10 @@ type traceCall struct {
 	desc    string
 	run     func() string
 	cleanup func()
+	// tasks, when set, are other tasks the call ran work on (readbio's
+	// device and workqueue kernel threads): run attaches a tracer to
+	// each and they are printed after the caller's tree.
+	tasks func() []kernel.TraceTask
 }
 
 func result(n int64, err error) string {
@@ -413,6 +550,7 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 		if args[0] == "read" {
 			call.desc = fmt.Sprintf("read(%d, buf, %d)", fd, n)
 			call.run = func() string {
+				t.TraceNote("read: the generic path (->read_iter), not fscrypt_decrypt_bio; readbio takes the bio path")
 				k, err := p.Read(t, fd, buf)
 				if err != nil {
 					return result(0, err)
@@ -435,6 +573,8 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 			}
 		}
 		return call, nil
+	case "readbio":
+		return m.prepareReadBio(args[1])
 	case "write":
 		if err := need(2); err != nil {
 			return nil, err
@@ -505,4 +645,79 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 		return &traceCall{desc: fmt.Sprintf("truncate(%q, %d)", args[1], n), cleanup: nop, run: func() string { return result(0, p.Truncate(t, args[1], n)) }}, nil
 	}
 	return nil, usagef("unknown syscall %q", args[0])
+}
+
+// prepareReadBio prepares readbio PATH: the file's first page, read
+// (untraced) as plaintext and encrypted (untraced) into the ciphertext a
+// disk would hold, then read back through fscrypt.NewReadPath, the model
+// of ext4's and f2fs's read bios that sim's read workload measures: the
+// caller builds and submits the bio, the device task completes it, and
+// fscrypt_decrypt_bio runs where the crypto-bio variant puts it.
+func (m *traceMachine) prepareReadBio(path string) (*traceCall, error) {
+	t, p := m.t, m.p
+	fd, err := p.Open(t, path, vfs.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open(%q): %w", path, err)
+	}
+	defer p.Close(t, fd)
+	f, err := p.File(fd)
+	if err != nil {
+		return nil, err
+	}
+	inode := f.Inode()
+	if !inode.IsEncrypted() {
+		return nil, usagef("readbio %q: not an encrypted file (the bio decryption path is fscrypt's); try /secret/note", path)
+	}
+	if inode.CryptInfo() == nil {
+		return nil, fmt.Errorf("readbio %q: %w (the file's key is not set up)", path, errno.ENOKEY)
+	}
+	folio := block.NewFolio(0, 0)
+	folio.Host = fscrypt.Inode(inode)
+	n, err := p.Read(t, fd, folio.Data)
+	if err != nil {
+		return nil, fmt.Errorf("read(%q): %w", path, err)
+	}
+	bounce, err := fscrypt.EncryptPagecacheBlocks(t, folio, block.PageSize, 0)
+	if err != nil {
+		return nil, fmt.Errorf("encrypting %q's page: %w", path, err)
+	}
+	disk := append([]byte(nil), bounce...)
+	fscrypt.FreeBouncePage(t, bounce)
+	rp, err := fscrypt.NewReadPath(m.k, inode, 0, disk, fscrypt.ReadPathOptions{DeviceWorkers: 1, WorkqueueMaxActive: 1, Readahead: 1})
+	if err != nil {
+		return nil, err
+	}
+	closed := false
+	dst := make([]byte, block.PageSize)
+	call := &traceCall{desc: fmt.Sprintf("readbio(%q, 1 page, %s=%s)", path, fscrypt.CryptoBioPatch.ID, m.k.Patches().Variant(fscrypt.CryptoBioPatch))}
+	call.run = func() string {
+		// The workers' tracers are set before the bio is submitted:
+		// the channel send orders the writes before their reads.
+		for _, w := range rp.Tasks() {
+			w.Tracer = &kernel.Tracer{Clock: t.Tracer.Clock}
+		}
+		t.TraceNote("readbio: the bio path (submit_bio, the device's completion, fscrypt_decrypt_bio), not the generic page read")
+		err := rp.Read(t, dst, 0)
+		rp.Close()
+		closed = true
+		if err != nil {
+			return result(0, err)
+		}
+		return fmt.Sprintf("0 %q", dst[:n])
+	}
+	call.cleanup = func() {
+		if !closed {
+			rp.Close()
+		}
+	}
+	call.tasks = func() []kernel.TraceTask {
+		var ts []kernel.TraceTask
+		for _, w := range rp.Tasks() {
+			if w.Tracer != nil {
+				ts = append(ts, kernel.TraceTask{Comm: w.Comm, PID: w.PID, Tracer: w.Tracer})
+			}
+		}
+		return ts
+	}
+	return call, nil
 }

@@ -17,7 +17,7 @@ func trace(t *testing.T, args ...string) (string, string, int) {
 
 // TestTraceOpenGolden pins the trace of a cached open of an unencrypted
 // file: RCU-walk all the way, the reference taken at complete_walk, and
-// fscrypt_file_open's fast path.
+// fscrypt_file_open's RCU fast path (seed 004 v2).
 func TestTraceOpenGolden(t *testing.T) {
 	out, errs, rc := trace(t, "--times=false", "--patches", "fscrypt-file-open=v2", "open", "/tmp/hello")
 	if rc != 0 {
@@ -25,10 +25,19 @@ func TestTraceOpenGolden(t *testing.T) {
 	}
 	want := `              |  do_sys_openat2() {
               |    path_openat() {
+              |      lookup_fast() {
+              |        /* dcache hit on "tmp" in RCU-walk (__d_lookup_rcu, no reference) */
+              |      } /* lookup_fast */
+              |      lookup_fast() {
+              |        /* dcache hit on "hello" in RCU-walk (__d_lookup_rcu, no reference) */
+              |      } /* lookup_fast */
               |      /* complete_walk: RCU-walk ends, reference taken on "hello" */
               |      vfs_open() {
               |        memfs_file_open() {
-              |          fscrypt_file_open();
+              |          fscrypt_file_open() {
+              |            rcu_read_lock(); /* inline */
+              |            /* RCU fast path: parent "tmp" not encrypted, no reference taken */
+              |          } /* fscrypt_file_open = 0x0 */
               |        } /* memfs_file_open */
               |      } /* vfs_open */
               |    } /* path_openat */
@@ -45,14 +54,19 @@ func TestTraceScenarios(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--cold", "stat", "/tmp/link"}, []string{"dcache miss on \"tmp\"", "lookup_slow() {", "memfs_lookup();", "= 0 (stat"}},
+		{[]string{"--cold", "stat", "/tmp/link"}, []string{"lookup_fast() {\n              |      /* dcache miss on \"tmp\": RCU-walk -> ref-walk */", "dcache miss on \"link\" in ref-walk", "lookup_slow() {\n              |      d_alloc();\n              |      memfs_lookup() {\n              |        d_splice_alias();", "= 0 (stat"}},
+		{[]string{"stat", "/tmp/hello"}, []string{"dcache hit on \"tmp\" in RCU-walk", "dcache hit on \"hello\" in RCU-walk"}},
 		{[]string{"read", "/secret/note", "100"}, []string{"memfs_file_read_iter", "\"top secret\\n\""}},
 		{[]string{"--nokey", "getdents", "/secret"}, []string{"fscrypt_fname_disk_to_usr", "\"AAAA"}},
 		{[]string{"--nokey", "mkdir", "/secret/x"}, []string{"fscrypt_prepare_create", "= -1 ENOKEY"}},
-		{[]string{"--patches", "fscrypt-file-open=base", "open", "/tmp/hello", "rdwr"}, []string{"fscrypt_file_open();", "O_RDWR) = 0"}},
+		{[]string{"--patches", "fscrypt-file-open=base", "open", "/tmp/hello", "rdwr"}, []string{"fscrypt_file_open() {\n              |            dget_parent();\n              |            dput();", "O_RDWR) = 0"}},
+		{[]string{"--cold", "open", "/secret/note"}, []string{"fscrypt_file_open() {\n              |            fscrypt_get_encryption_info() {", "crypto_alloc_skcipher", "xts(aes) -> "}},
+		{[]string{"open", "/tmp/new", "creat"}, []string{"lookup_open() {\n              |        d_alloc();\n              |        memfs_lookup() {\n              |          d_splice_alias();\n              |        } /* memfs_lookup */\n              |        memfs_create() {"}},
+		{[]string{"unlink", "/tmp/hello"}, []string{"  } /* vfs_unlink */\n              |    evict();\n              |  } /* do_unlinkat */"}},
+		{[]string{"symlink", "x", "/secret/l"}, []string{"fscrypt_encrypt_symlink() { /* inline */", "__fscrypt_encrypt_symlink() {"}},
 		{[]string{"open", "/secret/note"}, []string{"fscrypt_file_open() {", "fscrypt_has_permitted_context"}},
 		{[]string{"rename", "/tmp/hello", "/tmp/dir", "exchange"}, []string{"memfs_rename", "RENAME_EXCHANGE) = 0"}},
-		{[]string{"rename", "/tmp/hello", "/secret/hello"}, []string{"fscrypt_prepare_rename", "= -1 EXDEV"}},
+		{[]string{"rename", "/tmp/hello", "/secret/hello"}, []string{"fscrypt_prepare_rename() {\n              |          fscrypt_has_permitted_context();\n              |          /* -EXDEV: !fscrypt_has_permitted_context(new_dir, d_inode(old_dentry)) */", "= -1 EXDEV"}},
 		{[]string{"--events", "unlink", "/tmp/nope"}, []string{"= -1 ENOENT", "events: "}},
 	} {
 		out, errs, rc := trace(t, append([]string{"--times=false"}, c.args...)...)
@@ -88,7 +102,7 @@ func TestTraceOnDiskFilesystems(t *testing.T) {
 		if rc != 0 {
 			t.Fatalf("%s: exit %d: %s", fs, rc, errs)
 		}
-		for _, want := range []string{fs + "_lookup() {", "fscrypt_prepare_lookup() {", "fscrypt_fname_encrypt();", find + "();", fs + "_file_open() {", `open("/secret/note", O_RDONLY) = 0`} {
+		for _, want := range []string{fs + "_lookup() {", "fscrypt_prepare_lookup() {", "fscrypt_fname_encrypt() {", "skcipher_request_alloc(); /* inline */", find + "();", fs + "_file_open() {", `open("/secret/note", O_RDONLY) = 0`} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s trace lacks %q:\n%s", fs, want, out)
 			}
@@ -126,5 +140,79 @@ func TestTraceFormats(t *testing.T) {
 	}
 	if _, errs, rc := trace(t, "--format", "svg", "stat", "/"); rc != 2 || !strings.Contains(errs, "--format") {
 		t.Errorf("bad format: rc %d %s", rc, errs)
+	}
+}
+
+// TestTraceReadBio: readbio goes through the bio path, so seed 003's four
+// crypto-bio variants give four different trees: the decrypt on the
+// workqueue's kworker or inline in the device's completion, a request
+// per data unit or chained or one for the whole bio; plain read says it
+// takes the generic path; readbio refuses an unencrypted file.
+func TestTraceReadBio(t *testing.T) {
+	seen := map[string]string{}
+	for v, want := range map[string][]string{
+		"workqueue": {"kworker/u0:fscrypt_read_queue-", "fscrypt_decrypt_pagecache_blocks() {", "skcipher_request_alloc(); /* inline */"},
+		"inline":    {"loop0/0-", "fscrypt_decrypt_pagecache_blocks() {"},
+		"chain":     {"loop0/0-", "chained behind the first", "crypto_wait_req(); /* inline */"},
+		"bio":       {"loop0/0-", "SKCIPHER_REQUEST_ON_STACK(); /* inline */", "CRYPTO_SKCIPHER_REQ_BIO"},
+	} {
+		out, errs, rc := trace(t, "--times=false", "--patches", "crypto-bio="+v, "readbio", "/secret/note")
+		if rc != 0 {
+			t.Fatalf("%s: exit %d: %s", v, rc, errs)
+		}
+		want = append(want, "readbio: the bio path", "fscrypt_decrypt_bio() {", `crypto-bio=`+v+`) = 0 "top secret\n"`)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: lacks %q:\n%s", v, w, out)
+			}
+		}
+		for o, prev := range seen {
+			if prev == out {
+				t.Errorf("%s and %s give the same trace", v, o)
+			}
+		}
+		seen[v] = out
+	}
+	if out, _, _ := trace(t, "--times=false", "read", "/secret/note"); !strings.Contains(out, "read: the generic path") || strings.Contains(out, "fscrypt_decrypt_bio()") {
+		t.Errorf("read:\n%s", out)
+	}
+	if _, errs, rc := trace(t, "readbio", "/tmp/hello"); rc != 2 || !strings.Contains(errs, "not an encrypted file") {
+		t.Errorf("unencrypted: rc %d %s", rc, errs)
+	}
+	if _, _, rc := trace(t, "--no-key", "readbio", "/secret/note"); rc == 0 {
+		t.Errorf("readbio without the key succeeded")
+	}
+	out, errs, rc := trace(t, "--format", "perfetto", "--clock", "model", "readbio", "/secret/note")
+	if rc != 0 || kernel.ValidatePerfetto([]byte(out)) != nil || !strings.Contains(out, "fscrypt_read_queue") {
+		t.Errorf("perfetto readbio: rc %d %s\n%s", rc, errs, out)
+	}
+}
+
+// TestTraceV1KeyDerivation: /v1secret's key setup under --cold shows seed
+// 002's three derivations: an ecb(aes) tfm with a kmalloc'd request, a
+// sync tfm with an on-stack request, or the AES library with neither;
+// --no-key removes the v1 key too (the name is then not found: ENOENT).
+func TestTraceV1KeyDerivation(t *testing.T) {
+	for v, want := range map[string][]string{
+		"base":   {"crypto_alloc_skcipher() {\n              |                    /* ecb(aes) -> ", "skcipher_request_alloc(); /* inline */"},
+		"sync":   {"crypto_alloc_sync_skcipher() {\n              |                    /* ecb(aes) -> ", "SYNC_SKCIPHER_REQUEST_ON_STACK(); /* inline */"},
+		"aeslib": {"aes_prepareenckey();", "aes_encrypt() {"},
+	} {
+		out, errs, rc := trace(t, "--times=false", "--cold", "--patches", "fscrypt-v1-kdf="+v, "open", "/v1secret/note")
+		if rc != 0 {
+			t.Fatalf("%s: exit %d: %s", v, rc, errs)
+		}
+		want = append(want, "setup_v1_file_key_derived() {", "derive_key_aes() {", `open("/v1secret/note", O_RDONLY) = 0`)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: lacks %q:\n%s", v, w, out)
+			}
+		}
+	}
+	if out, _, _ := trace(t, "--times=false", "--cold", "--patches", "fscrypt-v1-kdf=aeslib", "open", "/v1secret/note"); strings.Contains(out, "ecb(aes)") {
+		t.Errorf("aeslib allocates an ecb(aes) tfm:\n%s", out)
+	}
+	if out, _, _ := trace(t, "--times=false", "--no-key", "open", "/v1secret/note"); !strings.Contains(out, "= -1 ENOENT") {
+		t.Errorf("--no-key v1:\n%s", out)
 	}
 }
