@@ -109,8 +109,8 @@ func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.S
 	if err != nil {
 		return errno.ENOMEM
 	}
-	var wait crypto.CryptoWait
-	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
+	wait := getWait()
+	req.SetCallback(reqFlags, crypto.CryptoReqDone, wait)
 	// sg_init_one and skcipher_request_set_crypt. The request lives on
 	// the heap and points at its IV and scatterlists until it completes;
 	// the kernel keeps them in this frame, the model inside the request
@@ -118,13 +118,29 @@ func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.S
 	// request's own is made for them.
 	req.SetCryptOne(src, dst, iv)
 	if enc {
-		err = crypto.CryptoWaitReq(t, req.Encrypt(t), &wait)
+		err = crypto.CryptoWaitReq(t, req.Encrypt(t), wait)
 	} else {
-		err = crypto.CryptoWaitReq(t, req.Decrypt(t), &wait)
+		err = crypto.CryptoWaitReq(t, req.Decrypt(t), wait)
 	}
 	req.Free(t)
+	putWait(wait)
 	return err
 }
+
+// waitPool holds the crypto_waits of the heap-request paths. The kernel's
+// DECLARE_CRYPTO_WAIT is in the caller's frame; in Go, a wait whose address
+// a heap request keeps as its callback data escapes to the heap, a Go
+// allocation per request that the kernel does not make. A pooled wait is
+// the frame's: taken at the declaration and given back once the request
+// has completed (after crypto_wait_req and skcipher_request_free), when no
+// driver can complete it any more.
+var waitPool = sync.Pool{New: func() any { return new(crypto.CryptoWait) }}
+
+// getWait is DECLARE_CRYPTO_WAIT(wait) for a wait a heap request points at.
+func getWait() *crypto.CryptoWait { return waitPool.Get().(*crypto.CryptoWait) }
+
+// putWait ends the wait's scope; wait_for_completion left it re-armed.
+func putWait(w *crypto.CryptoWait) { waitPool.Put(w) }
 
 // cryptSyncOnStack runs one request the Linux 6.17 way:
 // SYNC_SKCIPHER_REQUEST_ON_STACK, no completion, no wait.
@@ -227,14 +243,19 @@ func deriveKeyAES(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byt
 		return errno.ENOMEM
 	}
 	defer req.Free(t)
-	var wait crypto.CryptoWait
-	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
+	wait := getWait()
+	req.SetCallback(reqFlags, crypto.CryptoReqDone, wait)
 	if err := tfm.SetKey(t, nonce); err != nil {
+		putWait(wait)
 		return err
 	}
-	sg := make([]crypto.Scatterlist, 2)
-	crypto.SgInitOne(&sg[0], masterKey)
-	crypto.SgInitOne(&sg[1], derived)
-	req.SetCrypt(sg[0:1], sg[1:2], len(derived), nil)
-	return crypto.CryptoWaitReq(t, req.Encrypt(t), &wait)
+	// sg_init_one(&src_sg, master_key, derived_keysize), sg_init_one(&dst_sg,
+	// derived_key, derived_keysize) and skcipher_request_set_crypt: the
+	// kernel's scatterlists are in this frame; the model keeps them in the
+	// request (SetCryptOne), since a heap request pointing at them would
+	// move them to the Go heap.
+	req.SetCryptOne(masterKey[:len(derived)], derived, nil)
+	err = crypto.CryptoWaitReq(t, req.Encrypt(t), wait)
+	putWait(wait)
+	return err
 }
