@@ -45,8 +45,29 @@ func (c *cryptoTfm) free(t *kernel.Task) {
 func (c *cryptoTfm) driverName() string { return c.tfm.DriverName() }
 
 // loggedImpl is fscrypt_mode.logged_cryptoapi_impl, per machine. Keys hold
-// the machine's API weakly, so that machines can be collected.
-var loggedImpl sync.Map // loggedKey -> bool
+// the machine's API weakly, so that machines can be collected. A plain map
+// under a lock: its lookups of a loggedKey make no Go allocation, where a
+// sync.Map would box the key on every tfm allocation.
+var loggedImpl struct {
+	mu   sync.Mutex
+	done map[loggedKey]bool
+}
+
+// logImplOnce reports whether the implementation of mode on api has
+// already been logged, and records that it now is.
+func logImplOnce(api *crypto.API, mode int) (logged bool) {
+	k := loggedKey{weak.Make(api), mode}
+	loggedImpl.mu.Lock()
+	defer loggedImpl.mu.Unlock()
+	if loggedImpl.done[k] {
+		return true
+	}
+	if loggedImpl.done == nil {
+		loggedImpl.done = map[loggedKey]bool{}
+	}
+	loggedImpl.done[k] = true
+	return false
+}
 
 type loggedKey struct {
 	api  weak.Pointer[crypto.API]
@@ -82,7 +103,7 @@ func allocateSkcipher(t *kernel.Task, mode *Mode, rawKey []byte, inode Inode) (*
 		return nil, err
 	}
 	t.Inc(EvAllocateSkcipher)
-	if _, logged := loggedImpl.LoadOrStore(loggedKey{weak.Make(api), mode.Num}, true); !logged {
+	if !logImplOnce(api, mode.Num) {
 		t.Printk("fscrypt: %s using implementation \"%s\"", mode.FriendlyName, c.tfm.DriverName())
 	}
 	if t.WarnOn(c.tfm.IVSize() != mode.IVSize, "crypto_skcipher_ivsize(tfm) != mode->ivsize") {
