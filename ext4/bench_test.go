@@ -11,7 +11,7 @@ var benchDirs = map[int]*Inode{}
 
 // benchDir builds (once) a casefolded, encrypted htree directory of n
 // names with metadata_csum.
-func benchDir(b *testing.B, n int) *Inode {
+func benchDir(b testing.TB, n int) *Inode {
 	if dir, ok := benchDirs[n]; ok {
 		return dir
 	}

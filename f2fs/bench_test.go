@@ -12,7 +12,7 @@ import (
 var benchDirs = map[int]*Inode{}
 
 // benchDir builds (once) a casefolded, encrypted directory of n names.
-func benchDir(b *testing.B, n int) *Inode {
+func benchDir(b testing.TB, n int) *Inode {
 	if dir, ok := benchDirs[n]; ok {
 		return dir
 	}
