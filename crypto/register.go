@@ -12,6 +12,8 @@ import (
 // by SetKey, then used by concurrent requests. Encrypt and Decrypt get
 // contiguous heap buffers (dst and src are the same slice) and an IV of
 // IVSize bytes they may update; their error is the request's result.
+// SetKey gets a copy of the key that is wiped when it returns: like a
+// kernel driver's setkey it keeps what it needs in its own context.
 type SkcipherImpl interface {
 	SetKey(key []byte) error
 	Encrypt(dst, src, iv []byte) error

@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/errno"
@@ -114,10 +115,20 @@ func SkcipherRequestAllocAt(t *kernel.Task, site *kmem.Site, tfm *Skcipher, gfp 
 		return nil, errno.ENOMEM
 	}
 	t.Inc(EvReqAlloc)
-	req := &SkcipherRequest{mem: mem, site: site}
+	req := reqPool.Get().(*SkcipherRequest)
+	req.mem, req.site = mem, site
 	req.h.tfm = tfm
 	return req, nil
 }
+
+// reqPool recycles the Go structs of freed heap requests. The kmalloc of
+// skcipher_request_alloc is the request's memory (mem, one Go allocation
+// per kmalloc, as kmem models every kmalloc); the SkcipherRequest struct
+// that carries the model's fields is bookkeeping the kernel does not have
+// (its fields live in that same memory), so it is reused, as a freed slab
+// object is, instead of being a second Go allocation per request. Clones,
+// whose scatterlist copy is their own, are not recycled.
+var reqPool = sync.Pool{New: func() any { return new(SkcipherRequest) }}
 
 // Free is skcipher_request_free: kfree_sensitive of the request memory
 // (wiped, then freed). Free of nil does nothing. Freeing a request that is
@@ -131,6 +142,14 @@ func (req *SkcipherRequest) Free(t *kernel.Task) {
 	req.mem = nil
 	clear(req.ivCopy[:])
 	t.Inc(EvReqFree)
+	if !req.isClone {
+		// The memory is gone: like a freed slab object the struct
+		// may now be handed to the next skcipher_request_alloc
+		// (using req after Free is a use-after-free, as in the
+		// kernel).
+		*req = SkcipherRequest{}
+		reqPool.Put(req)
+	}
 }
 
 // Size returns the bytes of the request's allocation (SizeofSkcipherRequest

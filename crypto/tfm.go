@@ -410,7 +410,15 @@ func (tfm *Skcipher) setKey(t *kernel.Task, key []byte) error {
 		// fallback with it.
 		return tfm.child.setKeyChild(t, tfm.flags, key)
 	case kindExternal:
-		return extImpl(tfm.extID).SetKey(key)
+		// An interface call makes Go assume the key escapes, which
+		// would move every caller's on-stack key (fscrypt's file
+		// nonce, say) to the heap; the external driver gets a copy
+		// made here instead, only when it runs, wiped afterwards.
+		k := make([]byte, len(key))
+		copy(k, key)
+		err := extImpl(tfm.extID).SetKey(k)
+		clear(k)
+		return err
 	}
 	return errno.EINVAL
 }

@@ -232,6 +232,11 @@ type DentryRef struct {
 	Entry DirEntry
 	// Name is the on-disk name (a copy).
 	Name []byte
+	// nameBuf holds Name, so that a found entry is one Go object. The
+	// kernel returns a pointer to the ext4_dir_entry_2 in the buffer
+	// head instead: the reference itself is the model's, and the one Go
+	// allocation of a lookup that finds a name beyond its kmallocs.
+	nameBuf [NameLen]byte
 }
 
 // String is the canonical one-line dump of a found dirent.
@@ -318,7 +323,10 @@ func searchDir(t *kernel.Task, dir *Inode, f *Filename, b []byte, size int, lblk
 
 func makeRef(b []byte, lblk uint32, off int) *DentryRef {
 	de := readDirent(b, off)
-	return &DentryRef{Lblk: lblk, Off: off, Entry: de, Name: bytes.Clone(b[off+8 : off+8+int(de.NameLen)])}
+	r := &DentryRef{Lblk: lblk, Off: off, Entry: de}
+	r.Name = r.nameBuf[:de.NameLen:de.NameLen]
+	copy(r.Name, b[off+8:off+8+int(de.NameLen)])
+	return r
 }
 
 // dxRootLimit is dx_root_limit.
@@ -353,6 +361,14 @@ type dxFrame struct {
 // that covers the hash. A format error is errBadDxDir (the caller falls
 // back to a linear search); read errors are returned as they are.
 func dxProbe(t *kernel.Task, dir *Inode, f *Filename, hinfo *DxHashInfo) ([]dxFrame, error) {
+	return dxProbeIn(t, dir, f, hinfo, new([HtreeLevel]dxFrame))
+}
+
+// dxProbeIn is dx_probe filling the caller's frames (frame_in: the kernel's
+// callers declare struct dx_frame frames[EXT4_HTREE_LEVEL] on their stack);
+// the frames it returns are a slice of frameIn, so a caller that keeps its
+// array on the stack makes no Go allocation for them.
+func dxProbeIn(t *kernel.Task, dir *Inode, f *Filename, hinfo *DxHashInfo, frameIn *[HtreeLevel]dxFrame) ([]dxFrame, error) {
 	const fn = "dx_probe"
 	b0, err := dir.readDirblock(t, 0, index, fn)
 	if err != nil {
@@ -409,7 +425,7 @@ func dxProbe(t *kernel.Task, dir *Inode, f *Filename, hinfo *DxHashInfo) ([]dxFr
 		}
 		return bad("dx entry: limit %d != root limit %d", lim, dir.dxRootLimit(int(info.infoLength)))
 	}
-	frames := make([]dxFrame, 0, HtreeLevel)
+	frames := frameIn[:0]
 	blocks := [HtreeLevel + 1]uint32{0}
 	lblk := uint32(0)
 	b := b0
@@ -494,7 +510,8 @@ func htreeNextBlock(t *kernel.Task, dir *Inode, hash uint32, frames []dxFrame, s
 
 // dxFindEntry is ext4_dx_find_entry.
 func dxFindEntry(t *kernel.Task, dir *Inode, f *Filename, st *lookupStats) (*DentryRef, error) {
-	frames, err := dxProbe(t, dir, f, nil)
+	var frameIn [HtreeLevel]dxFrame // struct dx_frame frames[EXT4_HTREE_LEVEL]
+	frames, err := dxProbeIn(t, dir, f, nil, &frameIn)
 	if err != nil {
 		return nil, err
 	}
@@ -959,8 +976,9 @@ func doSplit(t *kernel.Task, dir *Inode, lblk uint32, b []byte, fr *dxFrame, hin
 // finds; a full leaf is split, after splitting a full index node (or
 // adding a level, up to two, three with largedir) when needed.
 func dxAddEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error {
+	var frameIn [HtreeLevel]dxFrame // struct dx_frame frames[EXT4_HTREE_LEVEL]
 	for {
-		frames, err := dxProbe(t, dir, f, nil)
+		frames, err := dxProbeIn(t, dir, f, nil, &frameIn)
 		if err != nil {
 			return err
 		}

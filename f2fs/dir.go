@@ -62,6 +62,12 @@ type DentryRef struct {
 	Entry DirEntry
 	// Name is the on-disk name (a copy).
 	Name []byte
+	// nameBuf holds Name for names of up to NameLen bytes, so that a
+	// found entry is one Go object. The kernel returns a pointer to the
+	// f2fs_dir_entry in the page instead: the reference itself is the
+	// model's, and the one Go allocation of a lookup that finds a name
+	// beyond its kmallocs.
+	nameBuf [NameLen]byte
 }
 
 // String is the canonical one-line dump of a found dentry.
@@ -166,7 +172,14 @@ func matchName(t *kernel.Task, dir *Inode, f *Filename, deName []byte, pre *vfs.
 func makeRef(d *DentryPtr, inline bool, page uint64, bitPos int) *DentryRef {
 	de := d.Entry(bitPos)
 	name, _ := d.Name(bitPos, int(de.NameLen))
-	return &DentryRef{Inline: inline, Page: page, BitPos: bitPos, Entry: de, Name: bytes.Clone(name)}
+	r := &DentryRef{Inline: inline, Page: page, BitPos: bitPos, Entry: de}
+	if len(name) <= len(r.nameBuf) {
+		r.Name = r.nameBuf[:len(name):len(name)]
+		copy(r.Name, name)
+	} else {
+		r.Name = bytes.Clone(name) // a corrupt name_len
+	}
+	return r
 }
 
 // findInInlineDir is f2fs_find_in_inline_dir.
@@ -229,6 +242,22 @@ func findInLevel(t *kernel.Task, dir *Inode, level uint32, f *Filename, useHash 
 	// of the level's range rather than each of its (up to 2^32) indexes.
 	start := dirBlockIndex(level, dir.DirLevel, 0)
 	end := start + nbucket*nblock
+	if end-start <= 4*uint64(dir.data.Len())+64 {
+		// A range not much larger than the mapped pages is walked
+		// index by index, holes skipped by the lookup itself: the same
+		// pages in the same order, without the sorted list of every
+		// mapped page (a Go allocation and a sort per level that the
+		// kernel's next_pgofs walk does not make).
+		for bidx := start; bidx < end; bidx++ {
+			if _, mapped := dir.data.Addr(bidx); !mapped {
+				continue
+			}
+			if r, err := search(bidx); r != nil || err != nil {
+				return r, err
+			}
+		}
+		return nil, nil
+	}
 	for _, bidx := range dir.Pages() {
 		if bidx < start || bidx >= end {
 			continue

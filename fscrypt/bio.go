@@ -121,21 +121,27 @@ func decryptBioChain(t *kernel.Task, inode Inode, bio *block.Bio) error {
 		return nil
 	}
 	// The IVs and scatterlists of all the requests, in one allocation.
+	// The model accounts for it here but keeps each request's IV and
+	// scatterlist entries inside the request (SetCryptOne), because Go
+	// scatterlist structs cannot live in a byte buffer and slices of them
+	// would be Go allocations the kernel does not make.
 	ivMem, err := t.Kmalloc(siteChainIVs, n*(maxIVSize+crypto.SizeofScatterlist), kmem.GFPNoFS)
 	if err != nil {
 		return err
 	}
 	defer t.Kfree(siteChainIVs, ivMem)
-	ivs := make([]fscryptIV, n)
-	sgs := make([]crypto.Scatterlist, n)
-	reqs := make([]*crypto.SkcipherRequest, 0, n)
+	// The chain itself links the requests (head first): no array of
+	// request pointers is kept beside it.
+	var head, tail *crypto.SkcipherRequest
 	defer func() {
-		for _, r := range reqs {
+		for r := head; r != nil; {
+			next := r.ChainNext()
 			r.Free(t)
+			r = next
 		}
 	}()
-	var wait crypto.CryptoWait
-	i := 0
+	wait := getWait()
+	defer putWait(wait)
 	for fi := range block.BioForEachFolioAll(bio) {
 		if fi.Length%duSize != 0 || fi.Offset%duSize != 0 {
 			return errno.EINVAL
@@ -148,18 +154,19 @@ func decryptBioChain(t *kernel.Task, inode Inode, bio *block.Bio) error {
 			if err != nil {
 				return errno.ENOMEM
 			}
-			reqs = append(reqs, req)
-			generateIV(&ivs[i], index, ci)
-			crypto.SgInitOne(&sgs[i], fi.Folio.Data[off:off+duSize])
-			req.SetCrypt(sgs[i:i+1], sgs[i:i+1], duSize, ivs[i].bytes[:ci.mode.IVSize])
-			if i == 0 {
-				req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
+			var iv fscryptIV
+			generateIV(&iv, index, ci)
+			unit := fi.Folio.Data[off : off+duSize]
+			req.SetCryptOne(unit, unit, iv.bytes[:ci.mode.IVSize])
+			if head == nil {
+				head = req
+				req.SetCallback(reqFlags, crypto.CryptoReqDone, wait)
 			} else {
 				req.SetCallback(reqFlags, nil, nil)
-				crypto.SkcipherRequestChain(req, reqs[0])
+				crypto.SkcipherRequestChain(req, tail)
 			}
+			tail = req
 			index++
-			i++
 		}
 	}
 	t.Add(EvDataUnitCrypt, uint64(n))
@@ -167,11 +174,11 @@ func decryptBioChain(t *kernel.Task, inode Inode, bio *block.Bio) error {
 	if t.Tracing() {
 		t.TraceNote("%d request(s), one per data unit, chained behind the first and submitted as one", n)
 	}
-	err = reqs[0].Decrypt(t)
+	err = head.Decrypt(t)
 	endCrypt()
-	err = traceWaitReq(t, err, &wait)
+	err = traceWaitReq(t, err, wait)
 	if err == nil {
-		for _, r := range reqs[1:] {
+		for r := head.ChainNext(); r != nil; r = r.ChainNext() {
 			if r.Err() != nil {
 				err = r.Err()
 				break

@@ -45,8 +45,29 @@ func (c *cryptoTfm) free(t *kernel.Task) {
 func (c *cryptoTfm) driverName() string { return c.tfm.DriverName() }
 
 // loggedImpl is fscrypt_mode.logged_cryptoapi_impl, per machine. Keys hold
-// the machine's API weakly, so that machines can be collected.
-var loggedImpl sync.Map // loggedKey -> bool
+// the machine's API weakly, so that machines can be collected. A plain map
+// under a lock: its lookups of a loggedKey make no Go allocation, where a
+// sync.Map would box the key on every tfm allocation.
+var loggedImpl struct {
+	mu   sync.Mutex
+	done map[loggedKey]bool
+}
+
+// logImplOnce reports whether the implementation of mode on api has
+// already been logged, and records that it now is.
+func logImplOnce(api *crypto.API, mode int) (logged bool) {
+	k := loggedKey{weak.Make(api), mode}
+	loggedImpl.mu.Lock()
+	defer loggedImpl.mu.Unlock()
+	if loggedImpl.done[k] {
+		return true
+	}
+	if loggedImpl.done == nil {
+		loggedImpl.done = map[loggedKey]bool{}
+	}
+	loggedImpl.done[k] = true
+	return false
+}
 
 type loggedKey struct {
 	api  weak.Pointer[crypto.API]
@@ -82,7 +103,7 @@ func allocateSkcipher(t *kernel.Task, mode *Mode, rawKey []byte, inode Inode) (*
 		return nil, err
 	}
 	t.Inc(EvAllocateSkcipher)
-	if _, logged := loggedImpl.LoadOrStore(loggedKey{weak.Make(api), mode.Num}, true); !logged {
+	if !logImplOnce(api, mode.Num) {
 		t.Printk("fscrypt: %s using implementation \"%s\"", mode.FriendlyName, c.tfm.DriverName())
 	}
 	if t.WarnOn(c.tfm.IVSize() != mode.IVSize, "crypto_skcipher_ivsize(tfm) != mode->ivsize") {
@@ -111,8 +132,8 @@ func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.S
 	if err != nil {
 		return errno.ENOMEM
 	}
-	var wait crypto.CryptoWait
-	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
+	wait := getWait()
+	req.SetCallback(reqFlags, crypto.CryptoReqDone, wait)
 	// sg_init_one and skcipher_request_set_crypt. The request lives on
 	// the heap and points at its IV and scatterlists until it completes;
 	// the kernel keeps them in this frame, the model inside the request
@@ -126,10 +147,11 @@ func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.S
 		err = req.Decrypt(t)
 	}
 	endCrypt()
-	err = traceWaitReq(t, err, &wait)
+	err = traceWaitReq(t, err, wait)
 	endFree := t.TraceInline("skcipher_request_free")
 	req.Free(t)
 	endFree()
+	putWait(wait)
 	return err
 }
 
@@ -151,6 +173,21 @@ func traceWaitReq(t *kernel.Task, err error, wait *crypto.CryptoWait) error {
 	defer t.TraceInline("crypto_wait_req")()
 	return crypto.CryptoWaitReq(t, err, wait)
 }
+
+// waitPool holds the crypto_waits of the heap-request paths. The kernel's
+// DECLARE_CRYPTO_WAIT is in the caller's frame; in Go, a wait whose address
+// a heap request keeps as its callback data escapes to the heap, a Go
+// allocation per request that the kernel does not make. A pooled wait is
+// the frame's: taken at the declaration and given back once the request
+// has completed (after crypto_wait_req and skcipher_request_free), when no
+// driver can complete it any more.
+var waitPool = sync.Pool{New: func() any { return new(crypto.CryptoWait) }}
+
+// getWait is DECLARE_CRYPTO_WAIT(wait) for a wait a heap request points at.
+func getWait() *crypto.CryptoWait { return waitPool.Get().(*crypto.CryptoWait) }
+
+// putWait ends the wait's scope; wait_for_completion left it re-armed.
+func putWait(w *crypto.CryptoWait) { waitPool.Put(w) }
 
 // cryptSyncOnStack runs one request the Linux 6.17 way:
 // SYNC_SKCIPHER_REQUEST_ON_STACK, no completion, no wait.
@@ -267,17 +304,22 @@ func deriveKeyAES(t *kernel.Task, sb SuperBlock, masterKey, nonce, derived []byt
 		defer t.TraceInline("skcipher_request_free")()
 		req.Free(t)
 	}()
-	var wait crypto.CryptoWait
-	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
+	wait := getWait()
+	req.SetCallback(reqFlags, crypto.CryptoReqDone, wait)
 	if err := tfm.SetKey(t, nonce); err != nil {
+		putWait(wait)
 		return err
 	}
-	sg := make([]crypto.Scatterlist, 2)
-	crypto.SgInitOne(&sg[0], masterKey)
-	crypto.SgInitOne(&sg[1], derived)
-	req.SetCrypt(sg[0:1], sg[1:2], len(derived), nil)
+	// sg_init_one(&src_sg, master_key, derived_keysize), sg_init_one(&dst_sg,
+	// derived_key, derived_keysize) and skcipher_request_set_crypt: the
+	// kernel's scatterlists are in this frame; the model keeps them in the
+	// request (SetCryptOne), since a heap request pointing at them would
+	// move them to the Go heap.
+	req.SetCryptOne(masterKey[:len(derived)], derived, nil)
 	endCrypt := traceSkcipherCrypt(t, true)
 	err = req.Encrypt(t)
 	endCrypt()
-	return traceWaitReq(t, err, &wait)
+	err = traceWaitReq(t, err, wait)
+	putWait(wait)
+	return err
 }

@@ -57,7 +57,22 @@ func (s *KeySpecifier) specLen() int {
 // valid is valid_key_spec.
 func (s *KeySpecifier) valid() bool { return s.Reserved == 0 && s.specLen() != 0 }
 
-func (s *KeySpecifier) mapKey() string {
+// specKey is a master key's index in its keyring: the specifier's type and
+// its descriptor or identifier bytes. A comparable value, so that a lookup
+// (fscrypt_find_master_key, on every key setup) makes no Go allocation.
+type specKey struct {
+	typ uint32
+	u   [KeyIdentifierSize]byte
+}
+
+func (s *KeySpecifier) mapKey() specKey {
+	k := specKey{typ: s.Type}
+	copy(k.u[:], s.U[:s.specLen()])
+	return k
+}
+
+// sortKey orders keys for listing: the type, then the bytes in hex.
+func (s *KeySpecifier) sortKey() string {
 	return fmt.Sprintf("%d:%s", s.Type, hex.EncodeToString(s.U[:s.specLen()]))
 }
 
@@ -181,12 +196,12 @@ type Keyring struct {
 	// addMu is fscrypt_add_key_mutex; mu protects keys.
 	addMu sync.Mutex
 	mu    sync.Mutex
-	keys  map[string]*MasterKey
+	keys  map[specKey]*MasterKey
 }
 
 // NewKeyring returns an empty keyring (fscrypt_sb_init /
 // allocate_filesystem_keyring).
-func NewKeyring() *Keyring { return &Keyring{keys: map[string]*MasterKey{}} }
+func NewKeyring() *Keyring { return &Keyring{keys: map[specKey]*MasterKey{}} }
 
 // String lists the keys, one per "; ".
 func (kr *Keyring) String() string {
@@ -196,7 +211,7 @@ func (kr *Keyring) String() string {
 		mks = append(mks, mk)
 	}
 	kr.mu.Unlock()
-	sort.Slice(mks, func(i, j int) bool { return mks[i].spec.mapKey() < mks[j].spec.mapKey() })
+	sort.Slice(mks, func(i, j int) bool { return mks[i].spec.sortKey() < mks[j].spec.sortKey() })
 	var parts []string
 	for _, mk := range mks {
 		parts = append(parts, mk.String())

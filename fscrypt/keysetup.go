@@ -129,12 +129,15 @@ func destroyPreparedKey(t *kernel.Task, k *preparedKey) {
 
 // setPerFileEncKey is fscrypt_set_per_file_enc_key.
 func setPerFileEncKey(t *kernel.Task, ci *InodeInfo, rawKey []byte) error {
-	var k preparedKey
-	if err := prepareKey(t, &k, rawKey, ci); err != nil {
+	// fscrypt_prepare_key(&ci->ci_enc_key, raw_key, ci): the prepared
+	// key is ci's own (ci.encKey), so no preparedKey is declared for it
+	// (one here would move to the Go heap through its atomic pointer).
+	tfm, err := allocateSkcipher(t, ci.mode, rawKey, ci.inode)
+	if err != nil {
 		return err
 	}
 	ci.ownsKey = true
-	ci.encKey = k.tfm.Load()
+	ci.encKey = tfm
 	return nil
 }
 

@@ -57,11 +57,27 @@ type ReadPath struct {
 
 	poolMu sync.Mutex
 	pool   []*block.Folio
+	// bios and readers are the freed read bios and readers' states,
+	// reused so that a read makes no Go allocation in steady state
+	// (see Read).
+	bios    []*readBio
+	readers []*reader
 }
 
-// readBio is what a read bio's Private carries.
+// readBio is a read bio with what its Private carries: the reader's
+// completion channel and whether it completed. Private points back at it.
 type readBio struct {
+	bio  block.Bio
 	done chan *block.Bio
+	// completed is set by the reader once the bio came back on done.
+	completed bool
+}
+
+// reader is one Read's state: its completion channel and the ring of
+// bios in flight, in submission order.
+type reader struct {
+	done     chan *block.Bio
+	inflight []*readBio
 }
 
 // NewReadPath starts the device and workqueue goroutines of a read path for
@@ -208,41 +224,97 @@ func (rp *ReadPath) putFolios(bio *block.Bio) {
 	rp.poolMu.Unlock()
 }
 
+// getBio is bio_alloc of a read bio with room for nr folios, done being
+// the reader's completion channel. The kernel's bio comes from the
+// fs_bio_set mempool (a slab the model does not account as a kmalloc);
+// the model reuses the bios of earlier reads, as that mempool's slab
+// reuses freed bios, so a read in steady state makes no Go allocation for
+// them.
+func (rp *ReadPath) getBio(nr int, done chan *block.Bio) *readBio {
+	rp.poolMu.Lock()
+	var rb *readBio
+	if n := len(rp.bios); n > 0 {
+		rb = rp.bios[n-1]
+		rp.bios = rp.bios[:n-1]
+	}
+	rp.poolMu.Unlock()
+	if rb == nil || cap(rb.bio.Vecs) < nr {
+		rb = &readBio{bio: block.Bio{Vecs: make([]block.FolioVec, 0, nr)}}
+	}
+	vecs := rb.bio.Vecs[:0]
+	clear(vecs[:cap(vecs)])
+	rb.bio = block.Bio{Vecs: vecs, Private: rb}
+	rb.done, rb.completed = done, false
+	return rb
+}
+
+// putBio is bio_put of a read bio whose folios have been released.
+func (rp *ReadPath) putBio(rb *readBio) {
+	rb.done = nil
+	rp.poolMu.Lock()
+	rp.bios = append(rp.bios, rb)
+	rp.poolMu.Unlock()
+}
+
+// getReader returns a reader's state, reused from an earlier Read.
+func (rp *ReadPath) getReader() *reader {
+	rp.poolMu.Lock()
+	defer rp.poolMu.Unlock()
+	if n := len(rp.readers); n > 0 {
+		r := rp.readers[n-1]
+		rp.readers = rp.readers[:n-1]
+		return r
+	}
+	return &reader{done: make(chan *block.Bio, rp.opts.Readahead), inflight: make([]*readBio, 0, rp.opts.Readahead)}
+}
+
+func (rp *ReadPath) putReader(r *reader) {
+	r.inflight = r.inflight[:0]
+	rp.poolMu.Lock()
+	rp.readers = append(rp.readers, r)
+	rp.poolMu.Unlock()
+}
+
 // Read reads len(dst) bytes of the file at byte offset off (both multiples
 // of the page size, inside the disk) through bios, decrypting them, into
 // dst. Errors: EINVAL for a bad range, EIO (or the errno of the bio's
 // status) when a bio fails.
+//
+// Once a first read has filled the path's pools, a read makes no Go
+// allocation besides what the decryption's kmallocs make: its folios,
+// bios and completion channel are reused (the kernel's page cache folios,
+// bio mempool and the reader's stack).
 func (rp *ReadPath) Read(t *kernel.Task, dst []byte, off int64) error {
 	if off%block.PageSize != 0 || len(dst)%block.PageSize != 0 || off < int64(rp.first)<<block.PageShift ||
 		off-int64(rp.first)<<block.PageShift+int64(len(dst)) > int64(len(rp.disk)) {
 		return errno.EINVAL
 	}
-	done := make(chan *block.Bio, rp.opts.Readahead)
-	var inflight []*block.Bio
+	r := rp.getReader()
+	defer rp.putReader(r)
 	var firstErr error
 	// Submit in order, keep Readahead bios in flight, copy out in order.
-	pending := map[*block.Bio]bool{}
 	next := 0
-	for pos := 0; pos < len(dst) || len(inflight) > 0; {
-		for pos < len(dst) && len(inflight) < rp.opts.Readahead {
+	for pos := 0; pos < len(dst) || len(r.inflight) > 0; {
+		for pos < len(dst) && len(r.inflight) < rp.opts.Readahead {
 			n := min(rp.opts.BioSize, len(dst)-pos)
-			bio := block.NewBio(n / block.PageSize)
-			bio.Private = &readBio{done: done}
+			rb := rp.getBio(n/block.PageSize, r.done)
+			bio := &rb.bio
 			index := uint64(off+int64(pos)) >> block.PageShift
 			for i := 0; i < n/block.PageSize; i++ {
 				bio.AddFolio(rp.getFolio(index+uint64(i)), block.PageSize, 0)
 			}
 			bio.Sector = uint64(off+int64(pos)) >> 9
-			inflight = append(inflight, bio)
+			r.inflight = append(r.inflight, rb)
 			rp.devQ <- bio
 			pos += n
 		}
-		head := inflight[0]
-		for !pending[head] {
-			pending[<-done] = true
+		rb := r.inflight[0]
+		for !rb.completed {
+			(<-r.done).Private.(*readBio).completed = true
 		}
-		delete(pending, head)
-		inflight = inflight[1:]
+		copy(r.inflight, r.inflight[1:])
+		r.inflight = r.inflight[:len(r.inflight)-1]
+		head := &rb.bio
 		if head.Status != block.BlkStsOK && firstErr == nil {
 			firstErr = block.BlkStatusToErrno(head.Status)
 		}
@@ -253,6 +325,7 @@ func (rp *ReadPath) Read(t *kernel.Task, dst []byte, off int64) error {
 			next += v.Len
 		}
 		rp.putFolios(head)
+		rp.putBio(rb)
 	}
 	return firstErr
 }
