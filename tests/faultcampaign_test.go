@@ -279,7 +279,7 @@ func fiCheckAll(s *system, snap string) error {
 
 // fiPrepare boots a system for c, sets it up and replays seq[:i], each
 // step after dropping the caches, so that every replay of one prefix
-// reaches the same state. It returns the reference results of the steps.
+// reaches the same state.
 func fiPrepare(c fiConfig, seq []fiStep, i int) (*system, error) {
 	s, err := boot(c.cfg)
 	if err != nil {
@@ -305,7 +305,6 @@ func fiPrepare(c fiConfig, seq []fiStep, i int) (*system, error) {
 
 // fiOutcome is what one step did on one machine.
 type fiOutcome struct {
-	err   error
 	snap  string
 	stats *kmem.Stats
 	bugs  int
@@ -313,9 +312,9 @@ type fiOutcome struct {
 
 // fiRun runs the step on s with fail-nth set to nth (0: no injection),
 // with a deadline (a hang is a finding, not a stuck test) and a recover
-// (a Go panic is a finding). It returns the result and whether the
-// injection happened.
-func fiRun(s *system, st fiStep, nth int) (err error, hit bool, finding string) {
+// (a Go panic is a finding). It returns whether the injection
+// happened, a finding, and the syscall's result.
+func fiRun(s *system, st fiStep, nth int) (hit bool, finding string, err error) {
 	var fds []int
 	if nth > 0 {
 		s.k.Failslab.SetIgnoreGFPWait(false)
@@ -334,7 +333,7 @@ func fiRun(s *system, st fiStep, nth int) (err error, hit bool, finding string) 
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		return nil, true, "hang: the syscall did not return in 10 s"
+		return true, "hang: the syscall did not return in 10 s", nil
 	}
 	if nth > 0 {
 		hit = s.t.ProcFailNthRead() == "0\n"
@@ -344,7 +343,7 @@ func fiRun(s *system, st fiStep, nth int) (err error, hit bool, finding string) 
 	for _, fd := range fds {
 		s.p.Close(s.t, fd)
 	}
-	return err, hit, finding
+	return hit, finding, err
 }
 
 // fiObserve takes the state after a step: the caches dropped, the
@@ -461,7 +460,7 @@ func TestFaultInjectionCampaign(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: before %s: %v", c, st, err)
 			}
-			refErr, _, finding := fiRun(ref, st, 0)
+			_, finding, refErr := fiRun(ref, st, 0)
 			if finding != "" {
 				report("%s with no injection: %s", st, finding)
 				break
@@ -488,7 +487,7 @@ func TestFaultInjectionCampaign(t *testing.T) {
 				if _, err := fiObserve(s); err != nil {
 					t.Fatalf("%s: before %s: %v", c, st, err)
 				}
-				gotErr, hit, finding := fiRun(s, st, n)
+				hit, finding, gotErr := fiRun(s, st, n)
 				if finding != "" {
 					inj++
 					report("%s, fault %d: %s", st, n, finding)
@@ -601,7 +600,7 @@ func TestExt4CasefoldEncryptENOMEMDuplicate(t *testing.T) {
 		}
 		s.t.Fail = kmem.FailSites(sites[fs])
 		_, serr := s.p.Lstat(s.t, testDir+"/ALPHA")
-		err, _, finding := fiRun(s, fiStep{kind: fiExcl, path: testDir + "/alpha"}, 0)
+		_, finding, err := fiRun(s, fiStep{kind: fiExcl, path: testDir + "/alpha"}, 0)
 		s.t.Fail = nil
 		if finding != "" {
 			t.Fatalf("%s: %s", fs, finding)
