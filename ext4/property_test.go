@@ -173,45 +173,27 @@ func TestPropertyDirOps(t *testing.T) {
 	})
 }
 
-// FuzzDirBlock feeds arbitrary bytes as a leaf block and as an htree root:
-// lookups, adds, deletes, readdir, the checker and the dump must return
-// (EFSCORRUPTED at worst), never panic or loop.
+// FuzzDirBlock patches the blocks of a linear directory and of an htree
+// (a few bytes at an offset of one block: a small input, cheap to
+// minimise, on a directory made once per fuzzing process; see
+// dirFuzzer), casefolded or not: lookups, adds, deletes, readdir, the
+// checker and the dump must return (EFSCORRUPTED at worst), never panic
+// or loop.
 func FuzzDirBlock(f *testing.F) {
-	tk, dir := newTestDir(f, dirOpts{noCsum: true})
-	for i := 0; i < 40; i++ {
-		mustAdd(f, tk, dir, fmt.Sprintf("seed-%02d-%s", i, strings.Repeat("p", 60)), uint32(100+i))
+	var zs [4]*dirFuzzer
+	for i := range zs {
+		zs[i] = newDirFuzzer(f, dirOpts{noCsum: true, casefold: i&1 != 0}, 3+37*(i>>1), 60)
 	}
-	f.Add(append([]byte(nil), dir.BlockAt(0)...), true)
-	f.Add(append([]byte(nil), dir.BlockAt(1)...), false)
-	f.Fuzz(func(t *testing.T, raw []byte, asRoot bool) {
-		blk := make([]byte, BlockSize)
-		copy(blk, raw)
-		for _, casefold := range []bool{false, true} {
-			tk, dir := newTestDir(t, dirOpts{noCsum: true, casefold: casefold})
-			if asRoot {
-				dir.Flags |= IndexFL
-				leaf := make([]byte, BlockSize)
-				setRecLen(leaf, 0, BlockSize)
-				dir.SetBlocks([][]byte{blk, leaf})
-			} else {
-				dir.SetBlocks([][]byte{blk})
+	zs[0].seedPatches(f, false)
+	zs[2].seedPatches(f, true)
+	f.Fuzz(func(t *testing.T, blk, off uint16, patch []byte, htree bool) {
+		for _, casefold := range []int{0, 1} {
+			z := zs[casefold]
+			if htree {
+				z = zs[2+casefold]
 			}
-			for _, n := range []string{"seed-03", "x", ".."} {
-				if r, err := find(tk, dir, n); err != nil && !IsCorrupt(err) && err != EFSBADCRC {
-					t.Fatalf("lookup: %v", err)
-				} else if r != nil {
-					_ = DeleteEntry(tk, dir, r)
-				}
-			}
-			_ = AddEntry(tk, dir, []byte("new-name"), 5, SIfreg)
-			ctx := &DirContext{Actor: func([]byte, uint32, uint8) bool { return true }}
-			_ = Readdir(tk, dir, ctx)
-			_ = CheckDir(tk, dir)
-			_ = DumpDir(tk, dir)
-			_ = EmptyDir(tk, dir)
-			if tk.K.Bugs.Len() != 0 {
-				t.Fatalf("bug: %v", tk.K.Bugs.All()[0])
-			}
+			z.install(blk, off, patch, false)
+			z.exercise(t)
 		}
 	})
 }
