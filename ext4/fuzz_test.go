@@ -85,7 +85,7 @@ func (z *dirFuzzer) exercise(t *testing.T) {
 	_ = Readdir(z.tk, z.dir, ctx)
 	_ = CheckDir(z.tk, z.dir)
 	_ = DumpDir(z.tk, z.dir)
-	_ = WalkDirents(z.dir)
+	_ = WalkDirents(z.tk, z.dir)
 	_ = EmptyDir(z.tk, z.dir)
 	if z.tk.K.Bugs.Len() != bugs {
 		t.Fatalf("bug: %v", z.tk.K.Bugs.All()[bugs])
