@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/vfslab/vfslab/internal/fstestutil"
 	"github.com/vfslab/vfslab/kernel"
 )
 
@@ -15,6 +16,9 @@ import (
 // htree hit one more, the found entry's DentryRef (the kernel returns a
 // pointer into the buffer head). The dx_probe frames stay on the stack.
 func TestLookupAllocsPerKmalloc(t *testing.T) {
+	if fstestutil.RaceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
 	dir := benchDir(t, 1000)
 	for _, hit := range []bool{true, false} {
 		name := []byte("FILE-000417")

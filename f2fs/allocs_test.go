@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/vfslab/vfslab/internal/fstestutil"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
 )
@@ -15,6 +16,9 @@ import (
 // pointer into the dentry page); a miss that falls back to the linear
 // search makes none more, for every f2fs-lookup-prealloc variant.
 func TestLookupAllocsPerKmalloc(t *testing.T) {
+	if fstestutil.RaceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
 	dir := benchDir(t, 1000)
 	defer func(m LookupMode) { dir.SB.LookupMode = m }(dir.SB.LookupMode)
 	for _, v := range LookupPrealloc.VariantNames() {
