@@ -3,27 +3,13 @@ package ext4
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 )
-
-// CheckError lists the problems CheckDir found; errors.Is(err,
-// errno.EFSCORRUPTED) holds.
-type CheckError struct {
-	Problems []string
-}
-
-// Error joins the problems.
-func (e *CheckError) Error() string {
-	return "ext4 directory corrupt: " + strings.Join(e.Problems, "; ")
-}
-
-// Is makes a CheckError match errno.EFSCORRUPTED.
-func (e *CheckError) Is(target error) bool { return target == errno.EFSCORRUPTED }
 
 // IsCorrupt reports whether err says a directory is corrupt.
 func IsCorrupt(err error) bool { return errors.Is(err, errno.EFSCORRUPTED) }
@@ -202,7 +188,7 @@ func (c *checker) dots(b []byte) {
 // index node, hashes strictly increasing within each index block and
 // inside their parent's range, every leaf referenced once and its entries
 // inside its hash range, and no block left out of the tree; no name twice.
-// It returns nil or a *CheckError and logs the first problem.
+// It returns nil or a *libfs.CheckError and logs the first problem.
 func CheckDir(t *kernel.Task, dir *Inode) error {
 	c := &checker{t: t, dir: dir, names: map[string]string{}}
 	n := dir.nblocks()
@@ -227,7 +213,7 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 	if t != nil {
 		dir.errorInode(t, "ext4_check_dir", 0, "%s, running e2fsck is recommended", c.problems[0])
 	}
-	return &CheckError{Problems: c.problems}
+	return &libfs.CheckError{FS: "ext4", Problems: c.problems}
 }
 
 func (c *checker) htree(b0 []byte, n uint32) {

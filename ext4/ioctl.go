@@ -8,20 +8,7 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// Inode attribute ioctls and the flags they carry (include/uapi/linux/fs.h;
-// package vfs has them). The model's VFS has no fileattr layer, so ext4
-// answers them from its ->unlocked_ioctl, as it did before Linux 5.13
-// (EXT4_IOC_GETFLAGS / EXT4_IOC_SETFLAGS in ext4_ioctl, fs/ext4/ioctl.c).
-const (
-	FS_IOC_GETFLAGS = vfs.FS_IOC_GETFLAGS
-	FS_IOC_SETFLAGS = vfs.FS_IOC_SETFLAGS
-
-	FS_ENCRYPT_FL  = vfs.FS_ENCRYPT_FL
-	FS_INDEX_FL    = vfs.FS_INDEX_FL
-	FS_CASEFOLD_FL = vfs.FS_CASEFOLD_FL
-)
-
-// ioctl is ext4_ioctl: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS and the fscrypt
+// ioctl is ext4_ioctl: vfs.FS_IOC_GETFLAGS / vfs.FS_IOC_SETFLAGS and the fscrypt
 // ioctls (EOPNOTSUPP without the encrypt feature); ENOTTY for others.
 func (sb *SuperBlock) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
 	return libfs.FlagsIoctl(t, f, cmd, arg, fileattr{sb})
@@ -45,32 +32,32 @@ func getflags(inode *Inode) uint32 {
 	defer inode.Rwsem.RUnlock()
 	var fl uint32
 	if inode.Inode.IsCasefolded() {
-		fl |= FS_CASEFOLD_FL
+		fl |= vfs.FS_CASEFOLD_FL
 	}
 	if inode.IsEncrypted() {
-		fl |= FS_ENCRYPT_FL
+		fl |= vfs.FS_ENCRYPT_FL
 	}
 	if inode.IsDir() && inode.Flags&IndexFL != 0 {
-		fl |= FS_INDEX_FL
+		fl |= vfs.FS_INDEX_FL
 	}
 	return fl
 }
 
-// setflags is ext4_fileattr_set for FS_CASEFOLD_FL, the only settable flag
+// setflags is ext4_fileattr_set for vfs.FS_CASEFOLD_FL, the only settable flag
 // the model keeps, under i_rwsem: fscrypt_prepare_setflags (an encrypted
 // directory needs a v2 policy and its key, and gets its dirhash key), then
 // ext4_ioctl_setflags's checks: the casefold feature (EOPNOTSUPP), a
 // directory (ENOTDIR), empty (ENOTEMPTY). Flags users cannot change
-// (FS_ENCRYPT_FL, FS_INDEX_FL) are ignored, as the kernel keeps them; other
+// (vfs.FS_ENCRYPT_FL, vfs.FS_INDEX_FL) are ignored, as the kernel keeps them; other
 // unknown flags are EOPNOTSUPP.
 func (sb *SuperBlock) setflags(t *kernel.Task, inode *Inode, flags uint32) error {
 	defer t.Trace("ext4_fileattr_set")()
-	if flags&^(FS_CASEFOLD_FL|FS_ENCRYPT_FL|FS_INDEX_FL) != 0 {
+	if flags&^(vfs.FS_CASEFOLD_FL|vfs.FS_ENCRYPT_FL|vfs.FS_INDEX_FL) != 0 {
 		return errno.EOPNOTSUPP
 	}
 	inode.Rwsem.Lock()
 	defer inode.Rwsem.Unlock()
-	want := flags&FS_CASEFOLD_FL != 0
+	want := flags&vfs.FS_CASEFOLD_FL != 0
 	if want == inode.Inode.IsCasefolded() {
 		return nil
 	}

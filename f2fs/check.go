@@ -3,27 +3,13 @@ package f2fs
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 )
-
-// CheckError is what CheckDir and CheckDentryPtr report: every problem
-// found, one line each. errors.Is(err, errno.EFSCORRUPTED) holds.
-type CheckError struct {
-	Problems []string
-}
-
-// Error joins the problems.
-func (e *CheckError) Error() string {
-	return "f2fs directory corrupt: " + strings.Join(e.Problems, "; ")
-}
-
-// Is makes a CheckError match errno.EFSCORRUPTED (EUCLEAN).
-func (e *CheckError) Is(target error) bool { return target == errno.EFSCORRUPTED }
 
 // areaCheck is the state of checking one dentry area.
 type areaCheck struct {
@@ -88,7 +74,7 @@ func CheckDentryPtr(d *DentryPtr, where string, hashOf func(name []byte) (uint32
 // block 0, each dentry block in a bucket of a level below i_current_depth
 // with every hash in that bucket, no block past i_size, and no name twice
 // (by casefolded form in a casefolded directory). It returns nil or a
-// *CheckError, and logs the first problem.
+// *libfs.CheckError, and logs the first problem.
 func CheckDir(t *kernel.Task, dir *Inode) error {
 	var problems []string
 	hashOf := func(name []byte) (uint32, bool) { return expectedHash(t, dir, name) }
@@ -164,7 +150,7 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 	if t != nil {
 		dir.SB.warn(t, "inode %d: %s, run fsck to fix.", dir.Ino(), problems[0])
 	}
-	return &CheckError{Problems: problems}
+	return &libfs.CheckError{FS: "f2fs", Problems: problems}
 }
 
 // expectedHash is f2fs_hash_filename for an on-disk name.

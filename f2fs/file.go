@@ -8,20 +8,7 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// Inode attribute ioctls and the flags they carry (include/uapi/linux/fs.h;
-// package vfs has them). The model's VFS has no fileattr layer, so f2fs
-// answers them from its ->unlocked_ioctl, as it did before Linux 5.13
-// (f2fs_ioc_getflags / f2fs_ioc_setflags).
-const (
-	FS_IOC_GETFLAGS = vfs.FS_IOC_GETFLAGS
-	FS_IOC_SETFLAGS = vfs.FS_IOC_SETFLAGS
-
-	FS_ENCRYPT_FL     = vfs.FS_ENCRYPT_FL
-	FS_INLINE_DATA_FL = vfs.FS_INLINE_DATA_FL
-	FS_CASEFOLD_FL    = vfs.FS_CASEFOLD_FL
-)
-
-// ioctl is f2fs_ioctl: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (which take the
+// ioctl is f2fs_ioctl: vfs.FS_IOC_GETFLAGS / vfs.FS_IOC_SETFLAGS (which take the
 // inode's i_rwsem themselves: the caller holds no inode lock) and the
 // fscrypt ioctls. Errors: ENOTTY for another command; EOPNOTSUPP (the
 // fscrypt ioctls without the encrypt feature, a casefold flag the
@@ -49,33 +36,33 @@ func (sbi *SuperBlock) getflags(inode *vfs.Inode) uint32 {
 	defer inode.Rwsem.RUnlock()
 	var fl uint32
 	if inode.IsCasefolded() {
-		fl |= FS_CASEFOLD_FL
+		fl |= vfs.FS_CASEFOLD_FL
 	}
 	if inode.IsEncrypted() {
-		fl |= FS_ENCRYPT_FL
+		fl |= vfs.FS_ENCRYPT_FL
 	}
 	if inode.IsDir() && F2FS_I(inode).Inline {
-		fl |= FS_INLINE_DATA_FL
+		fl |= vfs.FS_INLINE_DATA_FL
 	}
 	return fl
 }
 
-// setflags is f2fs_fileattr_set for FS_CASEFOLD_FL, the only settable flag
+// setflags is f2fs_fileattr_set for vfs.FS_CASEFOLD_FL, the only settable flag
 // the model keeps: fscrypt_prepare_setflags (an encrypted directory needs a
 // v2 policy and its key, and gets its dirhash key), then
 // f2fs_setflags_common's checks: the casefold feature (EOPNOTSUPP), a
 // directory (other types cannot carry the flag: EOPNOTSUPP, as
 // f2fs_mask_flags drops it), empty (ENOTEMPTY). Flags f2fs cannot set
-// (FS_ENCRYPT_FL, FS_INLINE_DATA_FL) are ignored, as the kernel ignores
+// (vfs.FS_ENCRYPT_FL, vfs.FS_INLINE_DATA_FL) are ignored, as the kernel ignores
 // flags outside F2FS_SETTABLE_FS_FL; other unknown flags are EOPNOTSUPP.
 func (sbi *SuperBlock) setflags(t *kernel.Task, inode *vfs.Inode, flags uint32) error {
 	defer t.Trace("f2fs_fileattr_set")()
-	if flags&^(FS_CASEFOLD_FL|FS_ENCRYPT_FL|FS_INLINE_DATA_FL) != 0 {
+	if flags&^(vfs.FS_CASEFOLD_FL|vfs.FS_ENCRYPT_FL|vfs.FS_INLINE_DATA_FL) != 0 {
 		return errno.EOPNOTSUPP
 	}
 	inode.Rwsem.Lock()
 	defer inode.Rwsem.Unlock()
-	want := flags&FS_CASEFOLD_FL != 0
+	want := flags&vfs.FS_CASEFOLD_FL != 0
 	if want == inode.IsCasefolded() {
 		return nil
 	}

@@ -95,11 +95,11 @@ func TestVFSSmoke(t *testing.T) {
 				t.Log(err)
 			}
 			if opts.Casefold {
-				var fl uint32 = f2fs.FS_CASEFOLD_FL
+				var fl uint32 = vfs.FS_CASEFOLD_FL
 				e.Must(e.P.Mkdir(e.T, "/ci", 0o755))
 				fd, err := e.P.Open(e.T, "/ci", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
 				e.Must(err)
-				_, err = e.P.Ioctl(e.T, fd, f2fs.FS_IOC_SETFLAGS, &fl)
+				_, err = e.P.Ioctl(e.T, fd, vfs.FS_IOC_SETFLAGS, &fl)
 				e.Must(err)
 				e.Must(e.P.Close(e.T, fd))
 				e.Write("/ci/Straße", "s")

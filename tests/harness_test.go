@@ -154,9 +154,9 @@ func (s *system) close() {
 // setflagsCmd returns the filesystem's FS_IOC_SETFLAGS and FS_CASEFOLD_FL.
 func (s *system) setflagsCmd() (uint32, uint32) {
 	if s.cfg.fs == kExt4 {
-		return ext4.FS_IOC_SETFLAGS, ext4.FS_CASEFOLD_FL
+		return vfs.FS_IOC_SETFLAGS, vfs.FS_CASEFOLD_FL
 	}
-	return f2fs.FS_IOC_SETFLAGS, f2fs.FS_CASEFOLD_FL
+	return vfs.FS_IOC_SETFLAGS, vfs.FS_CASEFOLD_FL
 }
 
 // setCasefold sets FS_CASEFOLD_FL on the empty directory path.

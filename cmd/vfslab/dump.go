@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vfslab/vfslab/libfs"
 	"io"
 	"os"
 	"strconv"
@@ -551,13 +552,10 @@ func verdict(err error) dumpCheck {
 	if err == nil {
 		return dumpCheck{OK: true}
 	}
-	var e4 *ext4.CheckError
-	var f2 *f2fs.CheckError
+	var ce *libfs.CheckError
 	switch {
-	case errors.As(err, &e4):
-		return dumpCheck{Problems: e4.Problems}
-	case errors.As(err, &f2):
-		return dumpCheck{Problems: f2.Problems}
+	case errors.As(err, &ce):
+		return dumpCheck{Problems: ce.Problems}
 	}
 	return dumpCheck{Problems: []string{describeErr(err)}}
 }
@@ -885,8 +883,8 @@ func (c *dumpCmd) f2fsDir(um *fsunicode.Map, crypt *dumpCrypt) (dir *f2fs.Inode,
 		if err != nil {
 			return nil, nil, err
 		}
-		fl := uint32(f2fs.FS_CASEFOLD_FL)
-		_, err = p.Ioctl(t, fd, f2fs.FS_IOC_SETFLAGS, &fl)
+		fl := uint32(vfs.FS_CASEFOLD_FL)
+		_, err = p.Ioctl(t, fd, vfs.FS_IOC_SETFLAGS, &fl)
 		p.Close(t, fd)
 		if err != nil {
 			return nil, nil, fmt.Errorf("FS_IOC_SETFLAGS: %w", err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/vfslab/vfslab/libfs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -389,7 +390,7 @@ func TestDumpCheckVerdict(t *testing.T) {
 	if v := verdict(nil); !v.OK || v.Problems != nil {
 		t.Errorf("nil error: %+v", v)
 	}
-	for _, err := range []error{&ext4.CheckError{Problems: []string{"p1", "p2"}}, &f2fs.CheckError{Problems: []string{"p1", "p2"}}} {
+	for _, err := range []error{&libfs.CheckError{FS: "ext4", Problems: []string{"p1", "p2"}}, &libfs.CheckError{FS: "f2fs", Problems: []string{"p1", "p2"}}} {
 		v := verdict(fmt.Errorf("wrapped: %w", err))
 		if v.OK || !cmp.Equal(v.Problems, []string{"p1", "p2"}) {
 			t.Errorf("%T: %+v", err, v)
@@ -399,7 +400,7 @@ func TestDumpCheckVerdict(t *testing.T) {
 		t.Errorf("EIO: %+v", v)
 	}
 	_, rep := dumpBuild(t, "ext4", "--count", "1")
-	rep.Check = verdict(&ext4.CheckError{Problems: []string{"block 0 off 24: bad rec_len 3"}})
+	rep.Check = verdict(&libfs.CheckError{FS: "ext4", Problems: []string{"block 0 off 24: bad rec_len 3"}})
 	var b bytes.Buffer
 	if err := rep.writeText(&b); err != nil {
 		t.Fatal(err)
