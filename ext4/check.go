@@ -3,7 +3,6 @@ package ext4
 import (
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
@@ -112,14 +111,14 @@ func (c *checker) entry(where string, off int, lblk uint32, b []byte, de DirEntr
 		return
 	}
 	if !dir.IsEncrypted() && (bytesIndex(name, '/') >= 0 || bytesIndex(name, 0) >= 0) {
-		c.fail("%s off %d: name %s contains '/' or NUL", where, off, quoteName(name))
+		c.fail("%s off %d: name %s contains '/' or NUL", where, off, libfs.QuoteName(name))
 	}
 	if dir.SB.Filetype && de.FileType >= FtMax {
 		c.fail("%s off %d: file type %d", where, off, de.FileType)
 	}
 	isDot := isDotDotdot(name)
 	if isDot && !(lblk == 0 && (off == 0 || off == 12)) {
-		c.fail("%s off %d: %s outside the first block's first two slots", where, off, quoteName(name))
+		c.fail("%s off %d: %s outside the first block's first two slots", where, off, libfs.QuoteName(name))
 	}
 	if dir.HashInDirent() && !isDot {
 		h, m, ok := direntHashes(b, off)
@@ -154,7 +153,7 @@ func (c *checker) entry(where string, off int, lblk uint32, b []byte, de DirEntr
 	if !isDot {
 		if key, ok := nameKey(c.t, dir, name); ok {
 			if prev, dup := c.names[key]; dup {
-				c.fail("%s off %d: duplicate name %s (also %s)", where, off, quoteName(name), prev)
+				c.fail("%s off %d: duplicate name %s (also %s)", where, off, libfs.QuoteName(name), prev)
 			} else {
 				c.names[key] = fmt.Sprintf("%s off %d", where, off)
 			}
@@ -332,21 +331,4 @@ func nameKey(t *kernel.Task, dir *Inode, disk []byte) (string, bool) {
 		return "cf:" + string(buf[:n]), true
 	}
 	return "raw:" + string(plain), true
-}
-
-// quoteName renders a name: quoted when printable UTF-8, else hex.
-func quoteName(name []byte) string {
-	if utf8.Valid(name) {
-		ok := true
-		for _, r := range string(name) {
-			if r < 0x20 || r == 0x7f {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return fmt.Sprintf("%q", name)
-		}
-	}
-	return fmt.Sprintf("x%x", name)
 }

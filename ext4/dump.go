@@ -8,6 +8,7 @@ import (
 
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 )
 
 // Block kinds of WalkDirents.
@@ -301,10 +302,10 @@ func dumpLeaf(t *kernel.Task, dir *Inode, db *DirBlock) string {
 			fmt.Fprintf(&s, " %d:-/%d", de.Off, de.RecLen)
 			continue
 		}
-		shown := quoteName(de.Name)
+		shown := libfs.QuoteName(de.Name)
 		if dir.IsEncrypted() && !isDotDotdot(de.Name) {
 			if plain, ok := decryptName(t, dir, de.Name); ok {
-				shown = quoteName(plain)
+				shown = libfs.QuoteName(plain)
 			}
 		}
 		fmt.Fprintf(&s, " %d:%d/%d/%d/%s", de.Off, de.Inode, de.RecLen, de.FileType, shown)

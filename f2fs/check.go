@@ -3,7 +3,6 @@ package f2fs
 import (
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
@@ -56,7 +55,7 @@ func CheckDentryPtr(d *DentryPtr, where string, hashOf func(name []byte) (uint32
 		}
 		if hashOf != nil {
 			if h, ok := hashOf(name); ok && h != de.HashCode {
-				c.fail("slot %d: hash_code %08x, name %s hashes to %08x", bitPos, de.HashCode, quoteName(name), h)
+				c.fail("slot %d: hash_code %08x, name %s hashes to %08x", bitPos, de.HashCode, libfs.QuoteName(name), h)
 			}
 		}
 		if bucketOK != nil && !bucketOK(de.HashCode) {
@@ -86,7 +85,7 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 			}
 			if key, ok := nameKey(t, dir, name); ok {
 				if prev, dup := seen[key]; dup {
-					problems = append(problems, fmt.Sprintf("%s slot %d: name %s also at %s", where, bitPos, quoteName(name), prev))
+					problems = append(problems, fmt.Sprintf("%s slot %d: name %s also at %s", where, bitPos, libfs.QuoteName(name), prev))
 				} else {
 					seen[key] = fmt.Sprintf("%s slot %d", where, bitPos)
 				}
@@ -208,24 +207,6 @@ func decryptForCheck(t *kernel.Task, dir *Inode, disk []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return out[:n], true
-}
-
-// quoteName renders a name for dumps: quoted when it is printable UTF-8,
-// else as hex.
-func quoteName(name []byte) string {
-	if utf8.Valid(name) {
-		printable := true
-		for _, r := range string(name) {
-			if r < 0x20 || r == 0x7f {
-				printable = false
-				break
-			}
-		}
-		if printable {
-			return fmt.Sprintf("%q", name)
-		}
-	}
-	return fmt.Sprintf("x%x", name)
 }
 
 // IsCorrupt reports whether err says a directory is corrupt.

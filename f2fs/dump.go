@@ -7,6 +7,7 @@ import (
 
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 )
 
 // AreaKind is the kind of a dentry area.
@@ -215,9 +216,9 @@ func (a *DentryArea) text(showUser bool) string {
 			fmt.Fprintf(&b, " %d:empty", e.Slot)
 			continue
 		}
-		shown := quoteName(e.Name)
+		shown := libfs.QuoteName(e.Name)
 		if showUser && e.User != nil && !isDotDotdotName(e.Name) {
-			shown = quoteName(e.User)
+			shown = libfs.QuoteName(e.User)
 		}
 		fmt.Fprintf(&b, " %d:%08x/%d/%d/%s", e.Slot, e.Entry.HashCode, e.Entry.Ino, e.Entry.FileType, shown)
 	}

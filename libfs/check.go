@@ -1,7 +1,10 @@
 package libfs
 
 import (
+	"encoding/hex"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vfslab/vfslab/errno"
 )
@@ -23,3 +26,22 @@ func (e *CheckError) Error() string {
 
 // Is makes a CheckError match errno.EFSCORRUPTED (EUCLEAN).
 func (e *CheckError) Is(target error) bool { return target == errno.EFSCORRUPTED }
+
+// QuoteName renders an on-disk name for the checkers' problems and the
+// dumps: quoted when it is printable UTF-8, else as hex ("x" and the
+// bytes).
+func QuoteName(name []byte) string {
+	if utf8.Valid(name) {
+		printable := true
+		for _, r := range string(name) {
+			if r < 0x20 || r == 0x7f {
+				printable = false
+				break
+			}
+		}
+		if printable {
+			return strconv.Quote(string(name))
+		}
+	}
+	return "x" + hex.EncodeToString(name)
+}

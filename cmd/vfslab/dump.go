@@ -560,24 +560,6 @@ func verdict(err error) dumpCheck {
 	return dumpCheck{Problems: []string{describeErr(err)}}
 }
 
-// showName renders a name: quoted when it is printable UTF-8, else x and
-// its hex.
-func showName(name []byte) string {
-	if utf8.Valid(name) {
-		ok := true
-		for _, r := range string(name) {
-			if r < 0x20 || r == 0x7f {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return strconv.Quote(string(name))
-		}
-	}
-	return "x" + hex.EncodeToString(name)
-}
-
 // nameOf fills the name fields of e from the on-disk bytes disk and, in
 // an encrypted directory, what the walker says readdir shows for them
 // (fscrypt_fname_disk_to_usr's answer: the plaintext with the key, a
@@ -996,7 +978,7 @@ func (r *dumpReport) writeText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\ncreated %d, refused %d\n", r.Created, len(r.Refused))
 	for _, f := range r.Refused {
-		fmt.Fprintf(&b, "  refused %s: %s\n", showName(f.raw), f.Error)
+		fmt.Fprintf(&b, "  refused %s: %s\n", libfs.QuoteName(f.raw), f.Error)
 	}
 	for i := range r.Blocks {
 		r.blockText(&b, &r.Blocks[i])
@@ -1103,7 +1085,7 @@ func entryName(e *dumpEntry) string {
 	if e.Error != "" {
 		return "!" + e.Error
 	}
-	return showName(e.shown)
+	return libfs.QuoteName(e.shown)
 }
 
 // diskSuffix shows the on-disk bytes of an encrypted name.
