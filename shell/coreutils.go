@@ -571,17 +571,31 @@ func cmdTouch(c *cmd) int {
 	return st
 }
 
+// twoOperands checks the SOURCE and DEST operands of ln, mv and cp as
+// coreutils does: "missing file operand" or "missing destination file
+// operand after ...", then the "Try 'PROG --help'" line when try names
+// the program.
+func (c *cmd) twoOperands(args []string, try string) bool {
+	if len(args) >= 2 {
+		return true
+	}
+	if len(args) == 0 {
+		c.errf("missing file operand")
+	} else {
+		c.errf("missing destination file operand after '%s'", args[0])
+	}
+	if try != "" {
+		fmt.Fprintf(c.errw, "Try '%s --help' for more information.\n", try)
+	}
+	return false
+}
+
 func cmdLn(c *cmd) int {
 	opts, args, ok := c.flags("sfnvT", "", "[OPTION]... TARGET LINK_NAME")
 	if !ok {
 		return 1
 	}
-	if len(args) < 2 {
-		if len(args) == 0 {
-			c.errf("missing file operand")
-		} else {
-			c.errf("missing destination file operand after '%s'", args[0])
-		}
+	if !c.twoOperands(args, "") {
 		return 1
 	}
 	target, link := args[0], args[1]
@@ -851,13 +865,7 @@ func cmdMv(c *cmd) int {
 	if !ok {
 		return 1
 	}
-	if len(args) < 2 {
-		if len(args) == 0 {
-			c.errf("missing file operand")
-		} else {
-			c.errf("missing destination file operand after '%s'", args[0])
-		}
-		fmt.Fprintf(c.errw, "Try 'mv --help' for more information.\n")
+	if !c.twoOperands(args, "mv") {
 		return 1
 	}
 	dst := args[len(args)-1]
@@ -974,13 +982,7 @@ func cmdCp(c *cmd) int {
 	if !ok {
 		return 1
 	}
-	if len(args) < 2 {
-		if len(args) == 0 {
-			c.errf("missing file operand")
-		} else {
-			c.errf("missing destination file operand after '%s'", args[0])
-		}
-		fmt.Fprintf(c.errw, "Try 'cp --help' for more information.\n")
+	if !c.twoOperands(args, "cp") {
 		return 1
 	}
 	rec := opts['r'] != "" || opts['R'] != "" || opts['a'] != ""
