@@ -860,6 +860,29 @@ func (c *cmd) statFormat(f, name string, s vfs.Stat) string {
 
 // --- mv, cp ---
 
+// sourceTargets pairs each SOURCE of mv or cp with where it goes: into
+// DEST when DEST is a directory, else DEST itself, which several sources
+// cannot share ("target '...' is not a directory").
+func (c *cmd) sourceTargets(args []string) ([][2]string, bool) {
+	dst := args[len(args)-1]
+	srcs := args[:len(args)-1]
+	ds, derr := c.stat(dst, true)
+	dstDir := derr == nil && ds.Mode&vfs.S_IFMT == vfs.S_IFDIR
+	if len(srcs) > 1 && !dstDir {
+		c.errf("target '%s' is not a directory", dst)
+		return nil, false
+	}
+	pairs := make([][2]string, 0, len(srcs))
+	for _, src := range srcs {
+		to := dst
+		if dstDir {
+			to = path.Join(dst, path.Base(src))
+		}
+		pairs = append(pairs, [2]string{src, to})
+	}
+	return pairs, true
+}
+
 func cmdMv(c *cmd) int {
 	_, args, ok := c.flags("fivnT", "", "[OPTION]... SOURCE... DIRECTORY")
 	if !ok {
@@ -868,20 +891,13 @@ func cmdMv(c *cmd) int {
 	if !c.twoOperands(args, "mv") {
 		return 1
 	}
-	dst := args[len(args)-1]
-	srcs := args[:len(args)-1]
-	ds, derr := c.stat(dst, true)
-	dstDir := derr == nil && ds.Mode&vfs.S_IFMT == vfs.S_IFDIR
-	if len(srcs) > 1 && !dstDir {
-		c.errf("target '%s' is not a directory", dst)
+	pairs, ok := c.sourceTargets(args)
+	if !ok {
 		return 1
 	}
 	st := 0
-	for _, src := range srcs {
-		to := dst
-		if dstDir {
-			to = path.Join(dst, path.Base(src))
-		}
+	for _, pair := range pairs {
+		src, to := pair[0], pair[1]
 		sp, tp := c.abs(src), c.abs(to)
 		_, err := c.sys(fmt.Sprintf("renameat2(%q, %q, 0)", sp, tp), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
 			return 0, pr.Rename(t, sp, tp, 0)
@@ -986,20 +1002,13 @@ func cmdCp(c *cmd) int {
 		return 1
 	}
 	rec := opts['r'] != "" || opts['R'] != "" || opts['a'] != ""
-	dst := args[len(args)-1]
-	srcs := args[:len(args)-1]
-	ds, derr := c.stat(dst, true)
-	dstDir := derr == nil && ds.Mode&vfs.S_IFMT == vfs.S_IFDIR
-	if len(srcs) > 1 && !dstDir {
-		c.errf("target '%s' is not a directory", dst)
+	pairs, ok := c.sourceTargets(args)
+	if !ok {
 		return 1
 	}
 	st := 0
-	for _, src := range srcs {
-		to := dst
-		if dstDir {
-			to = path.Join(dst, path.Base(src))
-		}
+	for _, pair := range pairs {
+		src, to := pair[0], pair[1]
 		if err := c.copyTree(src, to, rec, "cp"); err != nil {
 			st = 1
 		}
