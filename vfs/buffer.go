@@ -184,6 +184,14 @@ type BlockDevice struct {
 	superMu sync.Mutex
 	super   DeviceSuper
 	claimed bool
+	// fixed is set for a fixed-size device (NewBlockDeviceSize,
+	// OpenImage), whose blocks all exist from the start; alloc, when
+	// set, is the mounted filesystem's allocator (blockdev_image.go).
+	fixed     bool
+	readOnly  bool
+	imageSize int64
+	backing   string
+	alloc     BlockAllocator
 }
 
 // SetSuper records what mkfs wrote on the device (DeviceSuper).
@@ -230,10 +238,26 @@ func NewBlockDevice() *BlockDevice {
 
 // Alloc returns a zeroed block and its address; a reused block is no
 // longer verified.
+//
+// On a fixed-size device the mounted filesystem's allocator picks the
+// block (SetAllocator); with none, or when it has no free block, Alloc
+// returns address 0 and a nil block (ENOSPC to the caller).
 func (d *BlockDevice) Alloc() (uint32, []byte) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	bs := *d.blocks.Load()
+	if d.alloc != nil || d.fixed {
+		if d.alloc == nil {
+			return 0, nil
+		}
+		a, ok := d.alloc.Alloc()
+		if !ok || a == 0 || int(a) >= len(bs) {
+			return 0, nil
+		}
+		clear(bs[a])
+		d.Unverify(a)
+		return a, bs[a]
+	}
 	if n := len(d.free); n > 0 {
 		a := d.free[n-1]
 		d.free = d.free[:n-1]
@@ -251,15 +275,22 @@ func (d *BlockDevice) Alloc() (uint32, []byte) {
 func (d *BlockDevice) Free(addr uint32) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.alloc != nil {
+		if addr != 0 && int(addr) < len(*d.blocks.Load()) {
+			d.alloc.Free(addr)
+		}
+		return
+	}
 	if addr != 0 && int(addr) < len(*d.blocks.Load()) {
 		d.free = append(d.free, addr)
 	}
 }
 
-// Block returns block addr, or nil if it was never allocated.
+// Block returns block addr, or nil if it was never allocated. On a
+// fixed-size device every block exists, block 0 included.
 func (d *BlockDevice) Block(addr uint32) []byte {
 	bs := *d.blocks.Load()
-	if addr == 0 || int(addr) >= len(bs) {
+	if (addr == 0 && !d.fixed) || int(addr) >= len(bs) {
 		return nil
 	}
 	return bs[addr]
