@@ -184,12 +184,19 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 
 // markDirty stands for ext4_handle_dirty_dirblock / _dx_node: the checksum
 // is recomputed and the buffer stays verified.
+//
+// Either also stands for the inode_inc_iversion(dir) of the change that
+// dirtied the block (add_dirent_to_buf, ext4_delete_entry, ext4_setent),
+// which makes an open readdir rescan or refill (the dir_private_info
+// cookie).
 func (dir *Inode) markDirtyLeaf(t *kernel.Task, lblk uint32, b []byte) {
+	dir.iVersion++
 	dir.dirblockCsumSet(t, b)
 	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
 }
 
 func (dir *Inode) markDirtyDx(t *kernel.Task, lblk uint32, b []byte) {
+	dir.iVersion++
 	dir.dxCsumSet(t, b)
 	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
 }

@@ -115,6 +115,7 @@ func FnameDiskToUsr(t *kernel.Task, inode Inode, hash, minorHash uint32, iname, 
 		return len(iname), nil
 	}
 	if len(iname) < fnameMinMsgLen {
+		t.Inc(EvFnameTooShort)
 		return 0, errno.EUCLEAN
 	}
 	if HasEncryptionKey(inode) {
