@@ -39,7 +39,7 @@ type Domain struct {
 
 	cbMu    sync.Mutex
 	cbCond  sync.Cond
-	pending *Head // callbacks queued, newest first (an intrusive list)
+	pending *Head  // callbacks queued, newest first (an intrusive list)
 	queued  uint64 // callbacks ever queued
 	done    uint64 // callbacks ever run
 	running bool   // a grace-period goroutine is working
