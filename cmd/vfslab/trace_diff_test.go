@@ -93,3 +93,23 @@ func TestTraceDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteSideBySide pins the columns of GNU diff -y -t -W 30 on the
+// same inputs (checked against diffutils 3.8).
+func TestWriteSideBySide(t *testing.T) {
+	var w strings.Builder
+	writeSideBySide(&w, []string{"a", "b", "same", "xx"}, []string{"a", "c", "same", "new", "yy"}, 30)
+	want := "a                a\n" +
+		"b             |  c\n" +
+		"same             same\n" +
+		"xx            |  new\n" +
+		"              >  yy\n"
+	if w.String() != want {
+		t.Fatalf("side by side:\n%q\nwant\n%q", w.String(), want)
+	}
+	w.Reset()
+	writeSideBySide(&w, []string{"only-left", "common"}, []string{"common"}, 31)
+	if want := "only-left      <\ncommon           common\n"; w.String() != want {
+		t.Fatalf("side by side:\n%q\nwant\n%q", w.String(), want)
+	}
+}
