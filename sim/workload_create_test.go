@@ -43,17 +43,24 @@ func TestCreateWorkload(t *testing.T) {
 }
 
 // TestCreateWorkloadFnameOnstack: the same program compared over seed
-// 000's variants, on ext4; base allocates a request per name encryption
-// and decryption, and frees it; v2 (which changes fname.c only) one per
-// data unit written, freed, and, as posted, one per name encryption, never
-// freed (its decryptions are on the stack); upstream none.
+// 000's variants, on ext4 and f2fs; base allocates a request per name
+// encryption and decryption, and frees it; v2 (which changes fname.c only)
+// one per data unit written, freed, and, as posted, one per name
+// encryption, never freed (its decryptions are on the stack); upstream
+// none.
 func TestCreateWorkloadFnameOnstack(t *testing.T) {
+	for _, fs := range []string{"ext4", "f2fs"} {
+		t.Run(fs, func(t *testing.T) { testCreateFnameOnstack(t, fs) })
+	}
+}
+
+func testCreateFnameOnstack(t *testing.T, fs string) {
 	w, err := Lookup("create")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep, err := Run(Config{Workload: w, Patch: fscrypt.FnameOnstackPatch, Ops: 1, CountOps: 1, Count: 1,
-		Params: map[string]string{"n": "40", "fs": "ext4"}})
+		Params: map[string]string{"n": "40", "fs": fs}})
 	if err != nil {
 		t.Fatal(err)
 	}
