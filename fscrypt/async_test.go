@@ -227,7 +227,10 @@ func TestFnameOnstackIssue9(t *testing.T) {
 			bugs := 0
 			for i := 0; i < names; i++ {
 				ct, err := fnameOp(task, dir, name)
-				if _, isBug := kernel.AsBug(err); isBug {
+				if b, isBug := kernel.AsBug(err); isBug {
+					if b.Func != "fscrypt_fname_encrypt" {
+						t.Errorf("encryption BUG in %q", b.Func)
+					}
 					bugs++
 					ct = want // decrypt the reference instead
 				} else if err != nil || !bytes.Equal(ct, want) {
@@ -237,7 +240,10 @@ func TestFnameOnstackIssue9(t *testing.T) {
 					defer task.Recover(&err)
 					return fscrypt.FnameDiskToUsr(task, dir, 0, 0, ct, buf)
 				}()
-				if _, isBug := kernel.AsBug(err); isBug {
+				if b, isBug := kernel.AsBug(err); isBug {
+					if b.Func != "fname_decrypt" {
+						t.Errorf("decryption BUG in %q", b.Func)
+					}
 					bugs++
 				} else if err != nil || !bytes.Equal(buf[:n], name) {
 					t.Fatalf("decrypt %d: %q, %v", i, buf[:n], err)

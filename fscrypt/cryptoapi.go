@@ -1,6 +1,7 @@
 package fscrypt
 
 import (
+	"runtime"
 	"sync"
 	"weak"
 
@@ -231,12 +232,17 @@ func cryptSyncOnStack(t *kernel.Task, tfm *crypto.SyncSkcipher, enc bool, dst, s
 // seedDeclare is the two lines seed 000 adds at the top of both functions:
 // SKCIPHER_REQUEST_ON_STACK(req, tfm, MAX_SKCIPHER_REQSIZE) (the 6.6
 // declaration, see crypto.SkcipherRequestOnStack384) and
-// BUG_ON(MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)).
-func seedDeclare(t *kernel.Task, req *crypto.SkcipherRequestOnStack384, tfm *crypto.Skcipher) {
+// BUG_ON(MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)). The BUG
+// names fn, the kernel function whose BUG_ON it is.
+func seedDeclare(t *kernel.Task, req *crypto.SkcipherRequestOnStack384, tfm *crypto.Skcipher, fn string) {
 	endStack := t.TraceInline("SKCIPHER_REQUEST_ON_STACK")
 	req.Init(t, tfm)
 	endStack()
-	kernel.BUGOn(!req.Fits(), "MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)")
+	if !req.Fits() {
+		b := &kernel.Bug{Kind: "BUG", Func: fn, Msg: "MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)", Size: -1, Offset: -1}
+		_, b.File, b.Line, _ = runtime.Caller(0)
+		panic(b)
+	}
 }
 
 // cryptSeedEncrypt is fscrypt_fname_encrypt's request part as seed 000
@@ -258,7 +264,7 @@ func seedDeclare(t *kernel.Task, req *crypto.SkcipherRequestOnStack384, tfm *cry
 // really is on the stack.
 func cryptSeedEncrypt(t *kernel.Task, tfm *crypto.Skcipher, dst, src, iv []byte) error {
 	var stack crypto.SkcipherRequestOnStack384
-	seedDeclare(t, &stack, tfm)
+	seedDeclare(t, &stack, tfm, "fscrypt_fname_encrypt")
 	req, err := requestAlloc(t, siteFnameEncryptRequest, tfm, kmem.GFPNoFS)
 	if err != nil {
 		return err
@@ -281,7 +287,11 @@ func cryptSeedEncrypt(t *kernel.Task, tfm *crypto.Skcipher, dst, src, iv []byte)
 // crypto.SkcipherRequestOnStack384).
 func cryptSeedOnStack(t *kernel.Task, tfm *crypto.Skcipher, enc bool, dst, src, iv []byte) error {
 	var req crypto.SkcipherRequestOnStack384
-	seedDeclare(t, &req, tfm)
+	fn := "fname_decrypt"
+	if enc {
+		fn = "fscrypt_fname_encrypt"
+	}
+	seedDeclare(t, &req, tfm, fn)
 	var wait crypto.CryptoWait
 	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
 	var sg [2]crypto.Scatterlist
