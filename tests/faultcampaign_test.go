@@ -408,6 +408,25 @@ func fiKnownFinding(c fiConfig, st fiStep, err error, got string) string {
 	return ""
 }
 
+// fiWithoutPostedLeaks drops from leaks the sites that the configuration's
+// variants leak as posted, whose live count grows with every call that
+// gets far enough and so depends on where the injection stopped the
+// syscall: fscrypt-fname-onstack v2's filename encryption request (one per
+// encryption, never freed; pinned by fscrypt's TestFnameOnstackIssue9 and
+// found by vfslab review as that variant's leak).
+func fiWithoutPostedLeaks(c fiConfig, leaks []string) []string {
+	if c.cfg.patches.Variant(fscrypt.FnameOnstackPatch) != "v2" {
+		return leaks
+	}
+	var out []string
+	for _, l := range leaks {
+		if !strings.HasPrefix(l, "fscrypt_fname_encrypt:skcipher_request:") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // TestFaultInjectionCampaign fails allocation N, through the task's
 // fail-nth (/proc/self/fail-nth with failslab's ignore-gfp-wait off), for
 // every N a step of a short generated sequence reaches (every third N
@@ -543,7 +562,7 @@ func TestFaultInjectionCampaign(t *testing.T) {
 					report("%s, fault %d (returned %s): %v", st, n, errName(gotErr), err)
 				}
 				if match != nil {
-					if l := got.stats.Leaks(match.stats); len(l) != 0 {
+					if l := fiWithoutPostedLeaks(c, got.stats.Leaks(match.stats)); len(l) != 0 {
 						report("%s, fault %d (returned %s): live objects differ from the reference: %v", st, n, errName(gotErr), l)
 					}
 				}
