@@ -296,6 +296,10 @@ func (req *SkcipherRequest) cryptMember(t *kernel.Task, enc, counted bool) error
 		return errno.ENOKEY
 	}
 	if tfm.kind == kindEngine {
+		if req.h.flags&CRYPTO_SKCIPHER_REQ_BIO != 0 {
+			// The engine's driver never learned the flag (seed 003).
+			return cryptBioEngine(t, tfm, req.h.cryptlen, req.h.iv, enc)
+		}
 		tfm = tfm.child
 	}
 	return cryptSyncNoCount(t, tfm, &req.h, enc)
