@@ -37,3 +37,18 @@ const (
 
 // cryptoBio reads the crypto-bio variant of a machine's patch set.
 var cryptoBio = patch.Bind[CryptoBioVariant](CryptoBioPatch)
+
+// CryptoBioOf returns the crypto-bio variant of a machine's patch set.
+func CryptoBioOf(s *patch.Set) CryptoBioVariant { return cryptoBio.Of(s) }
+
+// FirstUnitOnly reports whether a read under the variant decrypts only the
+// first data unit of each bio right: bio as posted, on the x86 XTS glue,
+// whose increment lands on the tweak (see DecryptBio).
+func (v CryptoBioVariant) FirstUnitOnly() bool {
+	switch v {
+	case BioWhole:
+		return true
+	case BioWorkqueue, BioInline, BioChain:
+	}
+	return false
+}

@@ -263,7 +263,7 @@ func (in *readInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
 	// crypto-bio=bio as posted decrypts only the first data unit of each
 	// bio right (the x86 XTS glue increments the tweak, not the IV; see
 	// fscrypt.DecryptBio): the check expects exactly that there.
-	asPosted := in.env.K.Patches().Is(fscrypt.CryptoBioPatch, "bio")
+	asPosted := fscrypt.CryptoBioOf(in.env.K.Patches()).FirstUnitOnly()
 	return func(i int) (err error) {
 		defer t.Recover(&err)
 		if err := rp.Read(t, dst, 0); err != nil {
