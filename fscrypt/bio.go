@@ -85,7 +85,6 @@ func decryptBioWhole(t *kernel.Task, inode Inode, bio *block.Bio) error {
 	index := fi.Folio.Index<<(block.PageShift-duBits) + uint64(fi.Offset>>duBits)
 	var iv fscryptIV
 	generateIV(&iv, index, ci)
-	t.Add(EvDataUnitCrypt, uint64(bio.Size()>>duBits))
 
 	var req crypto.SkcipherBioRequestOnStack
 	endStack := t.TraceInline("SKCIPHER_REQUEST_ON_STACK")
@@ -111,8 +110,13 @@ func decryptBioWhole(t *kernel.Task, inode Inode, bio *block.Bio) error {
 	}
 	if err != nil {
 		fscryptErr(t, inode, "Decryption failed for bio of %d bytes: %d", bio.Size(), -errnoValue(err))
+		return err
 	}
-	return err
+	// Counted once the driver has been through them (a driver that never
+	// learned CRYPTO_SKCIPHER_REQ_BIO fails the request having decrypted
+	// none).
+	t.Add(EvDataUnitCrypt, uint64(bio.Size()>>duBits))
+	return nil
 }
 
 // decryptBioChain decrypts every data unit of the bio with its own heap
