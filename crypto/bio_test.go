@@ -2,28 +2,85 @@ package crypto
 
 import (
 	"bytes"
+	stdaes "crypto/aes"
 	"encoding/binary"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 )
 
-// TestBioRequest: one whole-bio request (seed 003) decrypts what
-// per-data-unit requests encrypted, for every mode that takes a per-unit
-// IV, with heap and on-stack requests and with the software drivers and
-// the templates; the request's IV ends past the last unit.
+// xtsTweakChainRef is an independent reference (the standard library's
+// AES) for what seed 003's x86 xts_crypt does with a whole-bio request as
+// posted: data is the bio's data units in order, each du bytes; unit 0 is
+// processed with the tweak T0 = E(K2, iv); after each unit the tweak left
+// behind (T·x^(du/16)) gets 1 added to its low 64 bits (le64) and is
+// encrypted with K2 again to make the next unit's tweak. It returns the
+// processed data and what is left in the IV.
+func xtsTweakChainRef(t *testing.T, key, data []byte, du int, iv [16]byte, decrypt bool) ([]byte, [16]byte) {
+	t.Helper()
+	k1, err := stdaes.NewCipher(key[:len(key)/2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, _ := stdaes.NewCipher(key[len(key)/2:])
+	out := bytes.Clone(data)
+	for u := 0; u+du <= len(out); u += du {
+		k2.Encrypt(iv[:], iv[:])
+		for b := u; b < u+du; b += 16 {
+			blk := out[b : b+16]
+			for i := range blk {
+				blk[i] ^= iv[i]
+			}
+			if decrypt {
+				k1.Decrypt(blk, blk)
+			} else {
+				k1.Encrypt(blk, blk)
+			}
+			for i := range blk {
+				blk[i] ^= iv[i]
+			}
+			// multiply the tweak by x (little-endian GF(2^128))
+			lo, hi := binary.LittleEndian.Uint64(iv[0:]), binary.LittleEndian.Uint64(iv[8:])
+			carry := hi >> 63
+			hi = hi<<1 | lo>>63
+			lo = lo<<1 ^ carry*0x87
+			binary.LittleEndian.PutUint64(iv[0:], lo)
+			binary.LittleEndian.PutUint64(iv[8:], hi)
+		}
+		binary.LittleEndian.PutUint64(iv[:], binary.LittleEndian.Uint64(iv[:])+1)
+	}
+	return out, iv
+}
+
+// TestBioRequest is seed 003's whole-bio request as posted, with heap and
+// on-stack requests, for every mode and with and without the x86 drivers:
+//
+//   - the x86 XTS glue (every xts(aes) driver of aesni-intel_glue.c) walks
+//     the bio, but adds one to the tweak rather than to the IV, so the bio
+//     decrypts to the tweak-chained reference: the first data unit is
+//     right and every later one is wrong (data-mismatch from the second
+//     unit), and the IV ends as the reference's, not as IV + units;
+//   - every other driver never learned the flag and fails with EINVAL
+//     (cryptlen = du_bits < 16), leaving the bio as it was; ESSIV has
+//     encrypted the IV in place by then.
 func TestBioRequest(t *testing.T) {
 	for apiName, api := range apis() {
 		for _, m := range modeSpecs {
 			tfm := keyed(t, api, m.name)
+			glue := tfm.kind == kindXTSNI
 			tk := newTask()
 			for _, duBits := range []uint{9, 12} {
 				bio, plain := testBio(t, &tfm.Skcipher, duBits, 1000)
-				units := uint64(len(plain) >> duBits)
+				ct := bioBytes(bio)
+				du := 1 << duBits
 				iv := make([]byte, 32)
 				binary.LittleEndian.PutUint64(iv, 1000)
+				iv0 := bytes.Clone(iv)
 				var err error
 				if duBits == 9 {
 					var req SyncSkcipherRequestOnStack
@@ -39,17 +96,52 @@ func TestBioRequest(t *testing.T) {
 					err = req.Decrypt(tk)
 					req.Free(tk)
 				}
+				name := fmt.Sprintf("%s %s du %d", apiName, tfm.DriverName(), du)
+				got := bioBytes(bio)
+				if !glue {
+					if err != errno.EINVAL {
+						t.Errorf("%s: %v, want EINVAL (the driver never learned CRYPTO_SKCIPHER_REQ_BIO)", name, err)
+					}
+					if !bytes.Equal(got, ct) {
+						t.Errorf("%s: a failed bio request changed the bio", name)
+					}
+					ivChanged := !bytes.Equal(iv[:16], iv0[:16])
+					if ivChanged != strings.HasPrefix(m.name, "essiv") {
+						t.Errorf("%s: IV changed %t (only essiv_skcipher_crypt encrypts it before the inner request fails)", name, ivChanged)
+					}
+					continue
+				}
 				if err != nil {
-					t.Fatalf("%s %s du %d: %v", apiName, tfm.DriverName(), 1<<duBits, err)
+					t.Fatalf("%s: %v", name, err)
 				}
-				if !bytes.Equal(bioBytes(bio), plain) {
-					t.Errorf("%s %s du %d: bio request differs from per-unit requests", apiName, tfm.DriverName(), 1<<duBits)
+				key := make([]byte, 64)
+				for i := range key {
+					key[i] = byte(i * 3)
 				}
-				if got := binary.LittleEndian.Uint64(iv); got != 1000+units {
-					t.Errorf("%s: IV after the bio %d, want %d", tfm.DriverName(), got, 1000+units)
+				want, wantIV := xtsTweakChainRef(t, key, ct, du, [16]byte(iv0[:16]), true)
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s: bio request differs from the tweak-chained reference", name)
+				}
+				if !bytes.Equal(got[:du], plain[:du]) {
+					t.Errorf("%s: first data unit decrypted wrong", name)
+				}
+				for u := du; u < len(got); u += du {
+					if bytes.Equal(got[u:u+du], plain[u:u+du]) {
+						t.Errorf("%s: data unit %d decrypted right; as posted every unit after the first is wrong", name, u/du)
+					}
+				}
+				if !bytes.Equal(iv[:16], wantIV[:]) {
+					t.Errorf("%s: IV after the bio %x, want the reference's %x", name, iv[:16], wantIV)
+				}
+				if binary.LittleEndian.Uint64(iv) == 1000+uint64(len(got)/du) {
+					t.Errorf("%s: IV after the bio is IV + units: the increment landed on the IV", name)
 				}
 			}
-			if tk.Ev.Get(EvBioRequest) != 2 || tk.Ev.Get(EvBioDataUnits) != uint64(3*4096/512+3*4096/4096) {
+			units := uint64(0)
+			if glue {
+				units = 3*4096/512 + 3*4096/4096
+			}
+			if tk.Ev.Get(EvBioRequest) != 2 || tk.Ev.Get(EvBioDataUnits) != units {
 				t.Errorf("%s bio events: %s", tfm.DriverName(), tk.Ev)
 			}
 			tfm.Free(tk)
@@ -57,81 +149,77 @@ func TestBioRequest(t *testing.T) {
 	}
 }
 
-// TestBioIVCarry: the IV is incremented as a little-endian 64-bit number, so
-// it carries past 2^32 — right for the usual IVs, wrong for IV_INO_LBLK_32,
-// whose IV wraps at 2^32 (the caveat patches.md records for seed 003).
-func TestBioIVCarry(t *testing.T) {
-	tfm := keyed(t, NewAPI(), "xts(aes)")
-	tk := newTask()
-	bio := block.NewBio(1)
-	f := block.NewFolio(0, 0)
-	bio.AddFolio(f, block.PageSize, 0)
-	iv := make([]byte, 16)
-	binary.LittleEndian.PutUint32(iv, 0xffffffff)
+// bioCrypt runs one whole-bio request on the stack and turns a BUG raised
+// on the way into the error (as the simulator's boundary does).
+func bioCrypt(tk *kernel.Task, tfm *SyncSkcipher, bio *block.Bio, duBits uint, iv []byte) (err error) {
+	defer tk.Recover(&err)
 	var req SyncSkcipherRequestOnStack
 	req.Init(tk, tfm)
 	req.SetCallback(CRYPTO_SKCIPHER_REQ_BIO, nil, nil)
-	req.SetBio(bio, 11, iv) // two 2 KiB units: IVs 0xffffffff and 0x100000000
-	if err := req.Encrypt(tk); err != nil {
-		t.Fatal(err)
-	}
-	if got := binary.LittleEndian.Uint64(req.IV()); got != 0x100000001 {
-		t.Errorf("IV after the bio %#x", got)
-	}
-	// The second unit was encrypted with 0x100000000, not with a wrapped 0.
-	unit := make([]byte, 2048)
-	var sg [1]Scatterlist
-	SgInitOne(&sg[0], unit)
-	wrapped := make([]byte, 16)
-	req.Init(tk, tfm)
-	req.SetCrypt(sg[:], sg[:], 2048, wrapped)
-	req.Encrypt(tk)
-	if bytes.Equal(unit, f.Data[2048:]) {
-		t.Error("second unit used a 32-bit wrapped IV")
-	}
-	carried := make([]byte, 16)
-	binary.LittleEndian.PutUint64(carried, 0x100000000)
-	clear(unit)
-	req.Init(tk, tfm)
-	req.SetCrypt(sg[:], sg[:], 2048, carried)
-	req.Encrypt(tk)
-	if !bytes.Equal(unit, f.Data[2048:]) {
-		t.Error("second unit not encrypted with the carried IV")
-	}
+	req.SetBio(bio, duBits, iv)
+	return req.Decrypt(tk)
 }
 
+// TestBioErrors: what the posted glue does with malformed bio requests.
 func TestBioErrors(t *testing.T) {
 	tfm := keyed(t, NewAPI(), "xts(aes)")
+	if tfm.kind != kindXTSNI {
+		t.Skip("no x86 XTS driver on this CPU")
+	}
 	tk := newTask()
-	good := block.NewBio(1)
-	good.AddFolio(block.NewFolio(0, 0), block.PageSize, 0)
-	odd := block.NewBio(1)
-	odd.AddFolio(block.NewFolio(0, 0), 1000, 0)
+	good := func() *block.Bio {
+		b := block.NewBio(1)
+		b.AddFolio(block.NewFolio(0, 0), block.PageSize, 0)
+		return b
+	}
+	// A NULL bio is dereferenced; a 2 MiB unit runs past its folio.
 	for _, c := range []struct {
 		name   string
 		bio    *block.Bio
 		duBits uint
-		ivLen  int
+		kind   string
 	}{
-		{"nil bio", nil, 12, 16},
-		{"unit of 8 bytes", good, 3, 16},
-		{"unit of 2 MiB", good, 21, 16},
-		{"vector not a whole number of units", odd, 9, 16},
-		{"IV shorter than ivsize", good, 12, 8},
+		{"nil bio", nil, 12, "BUG: kernel NULL pointer dereference"},
+		{"unit of 2 MiB", good(), 21, "BUG"},
 	} {
-		var req SyncSkcipherRequestOnStack
-		req.Init(tk, tfm)
-		req.SetCallback(CRYPTO_SKCIPHER_REQ_BIO, nil, nil)
-		req.SetBio(c.bio, c.duBits, make([]byte, c.ivLen))
-		if err := req.Decrypt(tk); err != errno.EINVAL {
-			t.Errorf("%s: %v, want EINVAL", c.name, err)
+		err := bioCrypt(tk, tfm, c.bio, c.duBits, make([]byte, 16))
+		if b, ok := kernel.AsBug(err); !ok || b.Kind != c.kind || b.Func != "xts_crypt" {
+			t.Errorf("%s: %v, want %s in xts_crypt", c.name, err, c.kind)
 		}
+	}
+	// Units shorter than a block fail in xts_crypt_one; an IV shorter than
+	// the ivsize is the model's EINVAL.
+	if err := bioCrypt(tk, tfm, good(), 3, make([]byte, 16)); err != errno.EINVAL {
+		t.Errorf("unit of 8 bytes: %v, want EINVAL", err)
+	}
+	if err := bioCrypt(tk, tfm, good(), 12, make([]byte, 8)); err != errno.EINVAL {
+		t.Errorf("IV shorter than ivsize: %v, want EINVAL", err)
+	}
+	// A vector of 1000 bytes with 512-byte units: the loop checks only
+	// where a unit starts, so the second unit takes 24 bytes past the
+	// vector, and nothing fails.
+	odd := block.NewBio(1)
+	f := block.NewFolio(0, 0)
+	odd.AddFolio(f, 1000, 0)
+	before := bytes.Clone(f.Data)
+	ev := tk.Ev.Get(EvBioDataUnits)
+	if err := bioCrypt(tk, tfm, odd, 9, make([]byte, 16)); err != nil {
+		t.Errorf("vector not a whole number of units: %v, want success as posted", err)
+	}
+	if n := tk.Ev.Get(EvBioDataUnits) - ev; n != 2 {
+		t.Errorf("units processed %d, want 2", n)
+	}
+	if bytes.Equal(f.Data[1000:1024], before[1000:1024]) || !bytes.Equal(f.Data[1024:], before[1024:]) {
+		t.Error("the second unit should cover bytes 512..1024 of the folio, 24 past the vector, and no more")
+	}
+	if tk.K.Bugs.Len() != 2 {
+		t.Errorf("bug log: %v", tk.K.Bugs.All())
 	}
 }
 
-// TestChainMatchesBio: the chain variant (one request per data unit,
-// chained and submitted as one) computes what the bio request does.
-func TestChainMatchesBio(t *testing.T) {
+// TestChainDecryptsBio: the chain variant (one request per data unit,
+// chained and submitted as one) decrypts every data unit of the bio.
+func TestChainDecryptsBio(t *testing.T) {
 	tfm := keyed(t, NewAPI(), "xts(aes)")
 	tk := newTask()
 	bio, plain := testBio(t, &tfm.Skcipher, 12, 42)

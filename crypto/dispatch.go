@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/crypto/aes"
@@ -121,39 +122,65 @@ func cryptSGBounce(t *kernel.Task, tfm *Skcipher, dst, src []Scatterlist, n int,
 	return err
 }
 
-// cryptBio processes a CRYPTO_SKCIPHER_REQ_BIO request (seed 003): every
-// data unit of 1<<duBits bytes of every folio vector of bio, in place, the
-// IV's first eight bytes incremented (le64) after each unit. Seed 003 taught
-// only xts-aes-aesni to do this; the model does it for every algorithm, each
-// unit starting from a copy of the current IV so that modes which update
-// their IV (CBC) see the same per-unit IV as XTS. Errors: EINVAL for a
-// missing bio, a data unit smaller than the block size or larger than 1 MiB,
-// an IV shorter than max(ivsize, 8), or a vector that is not a whole number
-// of data units inside its folio; a unit's error stops the walk.
-func cryptBio(t *kernel.Task, tfm *Skcipher, bio *block.Bio, duBits int, iv []byte, enc bool) error {
-	if bio == nil || duBits < 4 || duBits > 20 {
-		return errno.EINVAL
-	}
-	du := 1 << duBits
-	ivsize := tfm.alg.ivSize
-	if du < tfm.alg.blockSize || len(iv) < ivsize || len(iv) < 8 {
-		return errno.EINVAL
-	}
+// cryptBio is crypto_skcipher_encrypt/decrypt of a CRYPTO_SKCIPHER_REQ_BIO
+// request (seed 003): req->src and req->dst are the bio cast to struct
+// scatterlist *, req->cryptlen is du_bits. The RFC teaches the flag to one
+// function only, xts_crypt of arch/x86/crypto/aesni-intel_glue.c, which
+// every x86 XTS driver shares (xts-aes-aesni, -aesni-avx, -vaes-avx2,
+// -vaes-avx512: kindXTSNI); every other driver takes the request as an
+// ordinary one (cryptBioUnaware).
+func cryptBio(t *kernel.Task, tfm *Skcipher, bio *block.Bio, cryptlen int, iv []byte, enc bool) error {
 	t.Inc(EvBioRequest)
-	var ivbuf [maxIVSize]byte
+	if tfm.kind != kindXTSNI {
+		return cryptBioUnaware(t, tfm, cryptlen, iv, enc)
+	}
+	return xtsCryptBio(t, tfm, bio, cryptlen, iv, enc)
+}
+
+// xtsCryptBio is the RFC's xts_crypt as posted: for every folio of the bio
+// (bio_first_folio/bio_next_folio over its vectors) and every offset i from
+// the folio's offset while i < offset + length, in steps of du_size = 1U <<
+// du_bits, the request is pointed at du_size bytes at i
+// (skcipher_request_set_folio, with req->iv = iv) and xts_crypt_one runs
+// it; then `*iv = cpu_to_le64(le64_to_cpu(*iv) + 1)`.
+//
+// The bug as posted: xts_crypt_one (the old xts_crypt) first encrypts
+// req->iv in place into the tweak (aes_xts_encrypt_iv) and the assembly
+// leaves the next tweak there, so the increment lands on the tweak, not on
+// the IV. Unit 0 is processed with T0 = E(K2, IV); unit k+1 with E(K2,
+// le64add(T_k·x^(du/16), 1)) where it should have had E(K2, IV+k+1): every
+// data unit after the first in a bio comes out wrong, on every x86 XTS
+// driver. After the walk iv holds the last such value, not IV+units.
+//
+// Also as posted: the loop checks only where a unit starts, so a vector
+// that is not a whole number of units has its last unit run past the
+// vector's end (the bytes after it in the folio are processed too; past
+// the folio's end the model raises a BUG); a nil folio ends the walk
+// (`fi.folio` is the loop condition); a NULL bio is dereferenced (a BUG);
+// the shift 1U << du_bits takes its count modulo 32 as x86 does; a unit's
+// error ends the walk and is returned. The model's own rule, as for every
+// request: an IV shorter than the ivsize is EINVAL.
+func xtsCryptBio(t *kernel.Task, tfm *Skcipher, bio *block.Bio, duBits int, iv []byte, enc bool) error {
+	if bio == nil {
+		panic(&kernel.Bug{Kind: "BUG: kernel NULL pointer dereference", Func: "xts_crypt",
+			Msg: "bio_first_folio on a NULL bio (req->src)", Size: -1, Offset: -1})
+	}
+	if len(iv) < tfm.alg.ivSize {
+		return errno.EINVAL
+	}
+	du := int(uint32(1) << (uint(duBits) & 31))
 	units := 0
 	var err error
-	for i := range bio.Vecs {
-		v := &bio.Vecs[i]
-		if v.Folio == nil || v.Len%du != 0 || v.Offset < 0 || v.Offset+v.Len > len(v.Folio.Data) {
-			err = errno.EINVAL
-			break
-		}
-		data := v.Folio.Data[v.Offset : v.Offset+v.Len]
-		for off := 0; off < len(data); off += du {
-			copy(ivbuf[:ivsize], iv)
-			unit := data[off : off+du]
-			if err = cryptContig(t, tfm, unit, unit, ivbuf[:ivsize], enc); err != nil {
+	var fi block.FolioIter
+	for block.BioFirstFolio(&fi, bio, 0); fi.Folio != nil; block.BioNextFolio(&fi, bio) {
+		data := fi.Folio.Data
+		for i := fi.Offset; i < fi.Offset+fi.Length; i += du {
+			if i < 0 || i+du > len(data) {
+				panic(&kernel.Bug{Kind: "BUG", Func: "xts_crypt", Size: len(data), Offset: i + du - 1,
+					Msg: "data unit runs past the end of its folio (the loop checks only where a unit starts)"})
+			}
+			unit := data[i : i+du]
+			if err = cryptContig(t, tfm, unit, unit, iv[:16], enc); err != nil {
 				break
 			}
 			binary.LittleEndian.PutUint64(iv, binary.LittleEndian.Uint64(iv)+1)
@@ -163,9 +190,76 @@ func cryptBio(t *kernel.Task, tfm *Skcipher, bio *block.Bio, duBits int, iv []by
 			break
 		}
 	}
-	clear(ivbuf[:])
 	t.Add(EvBioDataUnits, uint64(units))
 	return err
+}
+
+// cryptBioUnaware is what a driver that never learned
+// CRYPTO_SKCIPHER_REQ_BIO does with a bio request: everything but the x86
+// XTS glue, i.e. the generic templates (crypto/xts.c, cbc.c, ecb.c, cts.c,
+// essiv.c), Adiantum and HCTR2, the other aesni-intel_glue.c modes, a
+// hardware engine and any registered driver. Each takes req->cryptlen (the
+// data unit's du_bits, 9 to 12 from fscrypt) as a byte count:
+//
+//   - xts_init_crypt, crypto_cts_encrypt/decrypt, cts_cbc_encrypt/decrypt,
+//     adiantum_crypt and hctr2_crypt reject cryptlen < 16 with -EINVAL
+//     before touching src;
+//   - ecb and cbc (skcipher_walk_virt, or crypto_lskcipher_crypt_sg for the
+//     lskcipher templates) succeed on cryptlen 0 without a step, and fail
+//     0 < cryptlen < blocksize with -EINVAL in skcipher_walk_next (total <
+//     blocksize) before mapping anything;
+//   - essiv_skcipher_crypt first encrypts req->iv in place with the ESSIV
+//     cipher, then passes the request, flags included
+//     (skcipher_request_flags), to its inner cbc, which fails as above;
+//   - a hardware engine's driver checks the length the same way.
+//
+// So fscrypt's whole-bio read on any of them fails with EINVAL and the
+// bio is left as it was (the read gets an I/O error). A cryptlen of 16 or
+// more (data units of 64 KiB and up, which fscrypt never has with 4 KiB
+// pages) would reach the walk, which would map the struct bio as a
+// scatterlist; the model raises a BUG there.
+func cryptBioUnaware(t *kernel.Task, tfm *Skcipher, cryptlen int, iv []byte, enc bool) error {
+	switch tfm.kind {
+	case kindESSIV:
+		if len(iv) < 16 {
+			return errno.EINVAL
+		}
+		tfm.cipher.encrypt(t, iv[:16], iv[:16])
+		return cryptBioUnaware(t, tfm.child, cryptlen, iv, enc)
+	case kindECB, kindCBC, kindECBNI, kindCBCNI, kindEngine:
+		if cryptlen == 0 {
+			return nil
+		}
+	}
+	if cryptlen < 16 {
+		return errno.EINVAL
+	}
+	panic(&kernel.Bug{Kind: "BUG", Func: "skcipher_walk_virt", Size: -1, Offset: -1,
+		Msg: fmt.Sprintf("%s: a CRYPTO_SKCIPHER_REQ_BIO request of %d bytes walked as scatterlists (req->src is a struct bio)", tfm.alg.driver, cryptlen)})
+}
+
+// cryptBioEngine is what an asynchronous engine's driver does with a
+// CRYPTO_SKCIPHER_REQ_BIO request it dequeued: it never learned the flag
+// (see cryptBioUnaware). The engine's worker calls it instead of computing
+// the request with its software fallback.
+func cryptBioEngine(t *kernel.Task, tfm *Skcipher, cryptlen int, iv []byte, enc bool) error {
+	t.Inc(EvBioRequest)
+	return cryptBioUnaware(t, tfm, cryptlen, iv, enc)
+}
+
+// ctsFPUSections is the number of kernel_fpu sections cts_cbc_encrypt and
+// cts_cbc_decrypt (aesni-intel_glue.c) enter for a request of n >= 16
+// bytes: one for the CBC part when cbc_blocks = DIV_ROUND_UP(n, 16) - 2 is
+// positive (or n is one block), one for the stealing step when n > 16.
+func ctsFPUSections(n int) uint64 {
+	var s uint64
+	if n == 16 || (n+15)/16-2 > 0 {
+		s++
+	}
+	if n > 16 {
+		s++
+	}
+	return s
 }
 
 // blocks16 returns the number of 16-byte blocks covering n bytes.
@@ -179,22 +273,26 @@ func cryptContig(t *kernel.Task, tfm *Skcipher, dst, src, iv []byte, enc bool) e
 	var err error
 	switch tfm.kind {
 	case kindECBNI:
+		// ecb_crypt: one kernel_fpu section per walk step.
 		if enc {
 			err = tfm.ecbNI.Encrypt(dst, src)
 		} else {
 			err = tfm.ecbNI.Decrypt(dst, src)
 		}
-		if err == nil {
+		if err == nil && n > 0 {
 			t.Add(EvAESBlocks, uint64(n/16))
+			t.Inc(EvFPUBegin)
 		}
 	case kindCBCNI:
+		// cbc_encrypt/cbc_decrypt: one kernel_fpu section per walk step.
 		if enc {
 			err = tfm.cbcNI.Encrypt(dst, src, (*[16]byte)(iv))
 		} else {
 			err = tfm.cbcNI.Decrypt(dst, src, (*[16]byte)(iv))
 		}
-		if err == nil {
+		if err == nil && n > 0 {
 			t.Add(EvAESBlocks, uint64(n/16))
+			t.Inc(EvFPUBegin)
 		}
 	case kindCTSNI:
 		if enc {
@@ -204,17 +302,21 @@ func cryptContig(t *kernel.Task, tfm *Skcipher, dst, src, iv []byte, enc bool) e
 		}
 		if err == nil {
 			t.Add(EvAESBlocks, blocks16(n))
+			t.Add(EvFPUBegin, ctsFPUSections(n))
 		}
 	case kindXTSNI:
 		// xts_crypt, shared by every x86 XTS driver: the tfm's XTS runs
-		// the assembly of its driver (aes.XTS.SetImpl at init).
+		// the assembly of its driver (aes.XTS.SetImpl at init) in one
+		// kernel_fpu section (the single-page fast path), on req->iv in
+		// place: the IV becomes the tweak and then the next tweak.
 		if enc {
-			err = tfm.xtsNI.Encrypt(dst, src, (*[16]byte)(iv))
+			err = tfm.xtsNI.EncryptReqIV(dst, src, (*[16]byte)(iv))
 		} else {
-			err = tfm.xtsNI.Decrypt(dst, src, (*[16]byte)(iv))
+			err = tfm.xtsNI.DecryptReqIV(dst, src, (*[16]byte)(iv))
 		}
 		if err == nil {
 			t.Add(EvAESBlocks, blocks16(n)+1)
+			t.Inc(EvFPUBegin)
 		}
 	case kindECB:
 		err = ecbCrypt(t, tfm.cipher, dst, src, enc)
@@ -230,8 +332,7 @@ func cryptContig(t *kernel.Task, tfm *Skcipher, dst, src, iv []byte, enc bool) e
 		if len(iv) != 16 {
 			return errno.EINVAL
 		}
-		tfm.cipher.ctx.Encrypt(iv, iv)
-		t.Inc(EvAESBlocks)
+		tfm.cipher.encrypt(t, iv, iv)
 		err = cryptContig(t, tfm.child, dst, src, iv, enc)
 	case kindAdiantum:
 		if enc {
@@ -301,7 +402,7 @@ func ecbCrypt(t *kernel.Task, c *cipherTfm, dst, src []byte, enc bool) error {
 			c.ctx.Decrypt(dst[i:i+16], src[i:i+16])
 		}
 	}
-	t.Add(EvAESBlocks, uint64(n/16))
+	c.countBlocks(t, n/16)
 	return nil
 }
 
@@ -330,7 +431,7 @@ func cbcCrypt(t *kernel.Task, c *cipherTfm, dst, src []byte, iv *[16]byte, enc b
 		}
 	}
 	clear(x[:])
-	t.Add(EvAESBlocks, uint64(n/16))
+	c.countBlocks(t, n/16)
 	return nil
 }
 
@@ -461,8 +562,7 @@ func xtsCrypt(t *kernel.Task, tfm *Skcipher, dst, src, iv []byte, enc bool) erro
 	tail := n % 16
 	whole := n - tail
 	var t0 [16]byte
-	tfm.cipher.ctx.Encrypt(t0[:], iv)
-	t.Inc(EvAESBlocks)
+	tfm.cipher.encrypt(t, t0[:], iv)
 	// Save the partial source block before dst (which may be src) is
 	// written.
 	var part [16]byte

@@ -34,6 +34,15 @@ var (
 	EvBioRequest     = events.Register("skcipher_bio_request", "whole-bio skcipher requests (CRYPTO_SKCIPHER_REQ_BIO)")
 	EvBioDataUnits   = events.Register("skcipher_bio_data_units", "data units processed inside whole-bio requests")
 	EvChainRequest   = events.Register("skcipher_chain_request", "requests processed as members of a request chain")
+	// EvFPUBegin counts the kernel_fpu_begin/kernel_fpu_end sections the
+	// x86 AES-NI code enters, where the kernel enters them: one per
+	// skcipher walk step of the aesni-intel_glue.c drivers (ecb, cbc, one or
+	// two for cts, one per xts_crypt), one per setkey (aes_set_key_common),
+	// one per block of the "aes-aesni" single-block cipher (aesni_encrypt,
+	// aesni_decrypt), and, for the AES library since Linux 7.0
+	// (lib/crypto/x86/aes.h), one per aes_encrypt and one per AES-128/256
+	// key preparation. The model's walk has one step per contiguous request.
+	EvFPUBegin = events.Register("kernel_fpu_begin", "kernel_fpu_begin/kernel_fpu_end sections entered by the x86 AES-NI glue and the AES library")
 )
 
 // Allocation sites of the model (kmem accounting and fault injection).

@@ -89,8 +89,10 @@ const (
 	CRYPTO_SKCIPHER_REQ_NOTFINAL uint32 = 0x00000002
 	// CRYPTO_SKCIPHER_REQ_BIO (seed 003, never merged): the request carries
 	// a whole bio instead of scatterlists and cryptlen holds log2 of the
-	// data-unit size; the driver walks the bio's folios and data units,
-	// incrementing the little-endian 64-bit IV per data unit.
+	// data-unit size. Only the x86 XTS glue learned it: it walks the bio's
+	// folios and data units, adding one (le64) to req->iv after each, which
+	// by then holds the tweak (see cryptBio); other drivers take cryptlen
+	// as a byte count and fail with EINVAL.
 	CRYPTO_SKCIPHER_REQ_BIO uint32 = 0x00000004
 )
 

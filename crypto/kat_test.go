@@ -175,11 +175,14 @@ func TestIEEE1619XTS(t *testing.T) {
 			if got := hex.EncodeToString(buf); got != v.ct {
 				t.Errorf("%s %s %s: ct %s, want %s", name, tfm.DriverName(), v.name, got, v.ct)
 			}
+			// The x86 glue's xts_crypt leaves the next tweak in req->iv;
+			// crypto/xts.c leaves req->iv alone.
 			var want [16]byte
 			binary.LittleEndian.PutUint64(want[:], v.seq)
-			if !bytes.Equal(iv[:], want[:]) {
-				t.Errorf("%s %s: xts modified the IV", name, v.name)
+			if glue := tfm.kind == kindXTSNI; bytes.Equal(iv[:], want[:]) == glue {
+				t.Errorf("%s %s %s: IV left %x (x86 glue: the next tweak, template: the IV)", name, tfm.DriverName(), v.name, iv)
 			}
+			iv = want
 			if err := cryptOnce(t, tk, tfm, buf, iv[:], false); err != nil {
 				t.Fatal(err)
 			}

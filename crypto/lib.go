@@ -17,21 +17,34 @@ import (
 // with no tfm, no request and no allocation, which is what seed 002 moves
 // fscrypt's v1 key derivation to.
 
-// AESExpandKey is aes_expandkey (lib/crypto/aes.c) through package
-// crypto/aes, counting one key expansion. Errors: EINVAL unless the key is
-// 16, 24 or 32 bytes.
+// The AES library of Linux 7.0 and later (the libcrypto merge
+// 13d83ea9d81d) has an x86 backend, lib/crypto/x86/aes.h: on a CPU with
+// AES-NI, aes_preparekey_arch expands AES-128 and AES-256 keys with AES-NI
+// and aes_encrypt_arch encrypts each block with it, each call in its own
+// kernel_fpu_begin/kernel_fpu_end section (AES-192 keys, and everything
+// on a CPU without AES-NI, take the generic C code, which uses no FPU).
+// The model counts those sections (EvFPUBegin) when aes.Accelerated.
+
+// AESExpandKey is aes_expandkey / aes_prepareenckey (lib/crypto/aes.c)
+// through package crypto/aes, counting one key expansion, and the
+// kernel_fpu section the x86 backend enters for a 16- or 32-byte key.
+// Errors: EINVAL unless the key is 16, 24 or 32 bytes.
 func AESExpandKey(t *kernel.Task, ctx *aes.Ctx, key []byte) error {
 	if err := aes.ExpandKey(ctx, key); err != nil {
 		return err
 	}
 	t.Inc(EvKeyExpansion)
+	if aes.Accelerated() && len(key) != 24 {
+		t.Inc(EvFPUBegin)
+	}
 	return nil
 }
 
 // AESEncryptBlocks encrypts src into dst one 16-byte block at a time with
 // aes_encrypt, as a library user's loop does (fscrypt's derive_key_aes in
-// Linux 7.1), counting len(src)/16 block operations once. Errors: EINVAL
-// unless len(src) is a multiple of 16 and dst is as long.
+// Linux 7.1), counting len(src)/16 block operations once, and as many
+// kernel_fpu sections on a CPU with AES-NI (one per aes_encrypt call).
+// Errors: EINVAL unless len(src) is a multiple of 16 and dst is as long.
 func AESEncryptBlocks(t *kernel.Task, ctx *aes.Ctx, dst, src []byte) error {
 	if len(src)%aes.BlockSize != 0 || len(dst) < len(src) {
 		return errno.EINVAL
@@ -39,7 +52,11 @@ func AESEncryptBlocks(t *kernel.Task, ctx *aes.Ctx, dst, src []byte) error {
 	for i := 0; i < len(src); i += aes.BlockSize {
 		ctx.Encrypt(dst[i:i+aes.BlockSize], src[i:i+aes.BlockSize])
 	}
-	t.Add(EvAESBlocks, uint64(len(src)/aes.BlockSize))
+	n := uint64(len(src) / aes.BlockSize)
+	t.Add(EvAESBlocks, n)
+	if aes.Accelerated() {
+		t.Add(EvFPUBegin, n)
+	}
 	return nil
 }
 

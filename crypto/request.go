@@ -206,10 +206,11 @@ func (req *SkcipherRequest) SetCryptOne(src, dst, iv []byte) {
 func (req *SkcipherRequest) IV() []byte { return req.h.iv }
 
 // SetBio makes the request a whole-bio request (seed 003): the caller also
-// sets CRYPTO_SKCIPHER_REQ_BIO in the callback flags. The driver processes
-// every data unit of 1<<duBits bytes of every folio vector of bio in place,
-// starting with iv and adding one to its first eight bytes (little-endian)
-// after each data unit; req->iv is left past the last unit.
+// sets CRYPTO_SKCIPHER_REQ_BIO in the callback flags. The x86 XTS glue
+// processes every data unit of 1<<duBits bytes of every folio vector of
+// bio in place, adding one to the first eight bytes (little-endian) of
+// req->iv after each unit, which by then holds the tweak (see cryptBio);
+// other drivers fail the request with EINVAL.
 func (req *SkcipherRequest) SetBio(bio *block.Bio, duBits uint, iv []byte) {
 	req.h.setBio(bio, duBits, iv)
 	req.ivOnStack = false
@@ -306,6 +307,10 @@ func (req *SkcipherRequest) cryptMember(t *kernel.Task, enc, counted bool) error
 		return errno.ENOKEY
 	}
 	if tfm.kind == kindEngine {
+		if req.h.flags&CRYPTO_SKCIPHER_REQ_BIO != 0 {
+			// The engine's driver never learned the flag (seed 003).
+			return cryptBioEngine(t, tfm, req.h.cryptlen, req.h.iv, enc)
+		}
 		tfm = tfm.child
 	}
 	return cryptSyncNoCount(t, tfm, &req.h, enc)

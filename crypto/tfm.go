@@ -71,6 +71,25 @@ type cipherTfm struct {
 	ctx   aes.Ctx
 	mem   []byte
 	keyed bool
+	// fpu is set for "aes-aesni", whose aes_set_key, aesni_encrypt and
+	// aesni_decrypt each run in a kernel_fpu section (aes-generic uses
+	// none).
+	fpu bool
+}
+
+// encrypt is crypto_cipher_encrypt_one: one block, counted.
+func (c *cipherTfm) encrypt(t *kernel.Task, dst, src []byte) {
+	c.ctx.Encrypt(dst, src)
+	c.countBlocks(t, 1)
+}
+
+// countBlocks counts n single-block operations of the cipher (and the
+// kernel_fpu section each enters on "aes-aesni"), once per call.
+func (c *cipherTfm) countBlocks(t *kernel.Task, n int) {
+	t.Add(EvAESBlocks, uint64(n))
+	if c.fpu {
+		t.Add(EvFPUBegin, uint64(n))
+	}
 }
 
 // AllocSkcipher is crypto_alloc_skcipher (crypto/skcipher.c): it looks up
@@ -224,7 +243,7 @@ func createCipher(t *kernel.Task, alg *Alg) (*cipherTfm, error) {
 	}
 	alg.refcnt.Add(1)
 	t.Inc(EvTfmAlloc)
-	return &cipherTfm{alg: alg, mem: mem}, nil
+	return &cipherTfm{alg: alg, mem: mem, fpu: alg.driver == "aes-aesni"}, nil
 }
 
 // setKey is crypto_cipher_setkey: length check against cia_min/max_keysize
@@ -238,6 +257,9 @@ func (c *cipherTfm) setKey(t *kernel.Task, key []byte) error {
 		return err
 	}
 	t.Inc(EvKeyExpansion)
+	if c.fpu {
+		t.Inc(EvFPUBegin)
+	}
 	c.keyed = true
 	return nil
 }
@@ -358,21 +380,24 @@ func (tfm *Skcipher) SetKey(t *kernel.Task, key []byte) error {
 func (tfm *Skcipher) setKey(t *kernel.Task, key []byte) error {
 	switch tfm.kind {
 	case kindECBNI:
+		// aesni_skcipher_setkey: aes_set_key_common, which checks the
+		// length and then runs aesni_set_key in one kernel_fpu section.
 		t.Inc(EvKeyExpansion)
-		return tfm.ecbNI.SetKey(key)
+		return countFPU(t, tfm.ecbNI.SetKey(key), 1)
 	case kindCBCNI:
 		t.Inc(EvKeyExpansion)
-		return tfm.cbcNI.SetKey(key)
+		return countFPU(t, tfm.cbcNI.SetKey(key), 1)
 	case kindCTSNI:
 		t.Inc(EvKeyExpansion)
-		return tfm.ctsNI.SetKey(key)
+		return countFPU(t, tfm.ctsNI.SetKey(key), 1)
 	case kindXTSNI:
 		if err := xtsVerifyKey(tfm.flags, key); err != nil {
 			return err
 		}
 		tfm.xtsNI.ForbidWeakKeys = tfm.flags&CRYPTO_TFM_REQ_FORBID_WEAK_KEYS != 0
+		// xts_setkey_aesni: aes_set_key_common for each half.
 		t.Add(EvKeyExpansion, 2)
-		return tfm.xtsNI.SetKey(key)
+		return countFPU(t, tfm.xtsNI.SetKey(key), 2)
 	case kindECB, kindCBC:
 		return tfm.cipher.setKey(t, key)
 	case kindCTS:
@@ -421,6 +446,14 @@ func (tfm *Skcipher) setKey(t *kernel.Task, key []byte) error {
 		return err
 	}
 	return errno.EINVAL
+}
+
+// countFPU counts n kernel_fpu sections when err is nil and returns err.
+func countFPU(t *kernel.Task, err error, n uint64) error {
+	if err == nil {
+		t.Add(EvFPUBegin, n)
+	}
+	return err
 }
 
 // essivSalt hashes key with the instance's hash into salt and returns the

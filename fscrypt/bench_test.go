@@ -220,11 +220,15 @@ func BenchmarkReadPath(b *testing.B) {
 				}
 				b.StopTimer()
 				b.ReportMetric(readKmallocs(b, k, file, f.ct, size), "kmallocs/op")
+				// The first and last pages are right, except under bio as
+				// posted, where only the first data unit of each bio is
+				// (the x86 glue increments the tweak, not the IV).
 				want := make([]byte, block.PageSize)
-				for _, idx := range []uint64{0, uint64(size/block.PageSize) - 1} {
+				for _, idx := range []uint64{0, 1, uint64(size/block.PageSize) - 1} {
 					benchPage(want, idx)
-					if !bytes.Equal(dst[idx*block.PageSize:(idx+1)*block.PageSize], want) {
-						b.Fatalf("page %d decrypted wrong", idx)
+					right := bytes.Equal(dst[idx*block.PageSize:(idx+1)*block.PageSize], want)
+					if wantRight := variant != "bio" || idx%(fscrypt.MaxBioSize/block.PageSize) == 0; right != wantRight {
+						b.Fatalf("page %d decrypted right %t, want %t", idx, right, wantRight)
 					}
 				}
 			})

@@ -26,16 +26,20 @@ var (
 //   - chain: one request per data unit, all chained behind the first and
 //     submitted as one, then waited for;
 //   - bio: one on-stack request carrying the whole bio
-//     (CRYPTO_SKCIPHER_REQ_BIO) from the first data unit's IV, the driver
-//     adding one to the IV's low 64 bits per data unit; an asynchronous
-//     driver's EAGAIN makes it clone the request and wait.
+//     (CRYPTO_SKCIPHER_REQ_BIO) from the first data unit's IV; an
+//     asynchronous driver's EAGAIN makes it clone the request and wait.
 //
-// The bio variant assumes the bio's data units have consecutive indexes
-// and that the IV of unit i+1 is the IV of unit i plus one as a le64. That
-// holds for the usual IV forms but not for IV_INO_LBLK_32, whose 32-bit IV
-// wraps at 2^32: a bio crossing the wrap decrypts every unit after it with
-// a wrong IV (the model reproduces the RFC's behaviour; see
-// TestCryptoBioIVInoLblk32Wrap).
+// The bio variant as posted: only the x86 XTS glue (xts_crypt in
+// arch/x86/crypto/aesni-intel_glue.c, every xts-aes-* driver) learned the
+// flag, and it adds one (le64) to req->iv after xts_crypt_one has turned
+// req->iv into the tweak and left the next tweak there, so it increments
+// the tweak: the first data unit of a bio decrypts right and every later
+// one wrong, with no error (data-mismatch from the second data unit; see
+// crypto.cryptBio and TestCryptoBioAsPosted). Every other driver (ESSIV,
+// Adiantum, HCTR2, an engine, XTS without AES-NI) takes du_bits as the
+// request's length and fails it with EINVAL: the bio fails. The author's
+// intent, one added to the IV, would still be wrong for IV_INO_LBLK_32,
+// whose 32-bit IV wraps at 2^32 (TestCryptoBioIVInoLblk32Wrap).
 func DecryptBio(t *kernel.Task, bio *block.Bio) bool {
 	defer t.Trace("fscrypt_decrypt_bio")()
 	folio := bio.FirstFolioAll()
@@ -64,7 +68,11 @@ func DecryptBio(t *kernel.Task, bio *block.Bio) bool {
 	return true
 }
 
-// decryptBioWhole is seed 003's fscrypt_decrypt_bio.
+// decryptBioWhole is seed 003's fscrypt_decrypt_bio: the IV of the bio's
+// first data unit, one SKCIPHER_REQUEST_ON_STACK(req, tfm, sizeof(bio))
+// with CRYPTO_TFM_REQ_MAY_BACKLOG | CRYPTO_SKCIPHER_REQ_BIO, the bio as
+// src and dst and du_bits as cryptlen, decrypted; on -EAGAIN
+// SKCIPHER_REQUEST_CLONE(GFP_ATOMIC) and wait.
 func decryptBioWhole(t *kernel.Task, inode Inode, bio *block.Bio) error {
 	ci := inode.CryptInfo()
 	duBits := uint(ci.dataUnitBits)
@@ -77,7 +85,6 @@ func decryptBioWhole(t *kernel.Task, inode Inode, bio *block.Bio) error {
 	index := fi.Folio.Index<<(block.PageShift-duBits) + uint64(fi.Offset>>duBits)
 	var iv fscryptIV
 	generateIV(&iv, index, ci)
-	t.Add(EvDataUnitCrypt, uint64(bio.Size()>>duBits))
 
 	var req crypto.SkcipherBioRequestOnStack
 	endStack := t.TraceInline("SKCIPHER_REQUEST_ON_STACK")
@@ -103,8 +110,13 @@ func decryptBioWhole(t *kernel.Task, inode Inode, bio *block.Bio) error {
 	}
 	if err != nil {
 		fscryptErr(t, inode, "Decryption failed for bio of %d bytes: %d", bio.Size(), -errnoValue(err))
+		return err
 	}
-	return err
+	// Counted once the driver has been through them (a driver that never
+	// learned CRYPTO_SKCIPHER_REQ_BIO fails the request having decrypted
+	// none).
+	t.Add(EvDataUnitCrypt, uint64(bio.Size()>>duBits))
+	return nil
 }
 
 // decryptBioChain decrypts every data unit of the bio with its own heap

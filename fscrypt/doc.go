@@ -48,9 +48,10 @@
 // a sync on-stack request with upstream. fscrypt-v1-kdf selects how
 // setup_v1_file_key_derived derives (DeriveV1Key), crypto-bio how DecryptBio
 // decrypts a read bio and where ReadPath runs it. The crypto-bio "bio"
-// variant is faithful to the RFC, including its defect: its le64 IV
-// increment is wrong for IV_INO_LBLK_32 policies when a bio crosses the
-// 2^32 IV wrap (TestCryptoBioIVInoLblk32Wrap).
+// variant is faithful to the RFC as posted, including its defect: the x86
+// XTS glue adds one to the tweak it left in req->iv rather than to the IV,
+// so every data unit after the first in a bio decrypts wrong, and every
+// other driver fails the request with EINVAL (TestCryptoBioAsPosted).
 //
 // # Benchmarks
 //

@@ -443,8 +443,11 @@ func (i XTSImpl) resolve() XTSImpl {
 // The 16-byte IV is the initial tweak input: T0 = AES-encrypt(tweak key, IV);
 // block j uses T0·x^j in GF(2^128). Requests of at least 16 bytes are
 // accepted; a length that is not a multiple of 16 is handled by ciphertext
-// stealing over the last two blocks, as IEEE 1619 and crypto/xts.c do. The
-// IV is not modified.
+// stealing over the last two blocks, as IEEE 1619 and crypto/xts.c do.
+// Encrypt and Decrypt leave the IV as it was; EncryptReqIV and
+// DecryptReqIV work on it in place as the x86 glue works on req->iv (the
+// IV becomes the tweak, then the next tweak), and EncryptIV, EncryptTweak
+// and DecryptTweak are the glue's two steps on their own.
 type XTS struct {
 	// ForbidWeakKeys models CRYPTO_TFM_REQ_FORBID_WEAK_KEYS (set on the tfm,
 	// or implied by fips_enabled): when true, SetKey rejects a key whose two
@@ -509,11 +512,67 @@ func (x *XTS) Decrypt(dst, src []byte, iv *[BlockSize]byte) error {
 	return x.crypt(dst, src, iv, true, x.impl.resolve())
 }
 
-// crypt is the glue's xts_crypt for every implementation: the tweak
-// encrypted with the tweak key, the whole blocks but the last one of a
-// stolen tail by the implementation's bulk function, the stealing in Go
-// over the single-block cipher (AES-NI unless impl is the portable code).
+// crypt is XTS.Encrypt and XTS.Decrypt: the glue's xts_crypt on a copy of
+// the IV, so that the caller's IV is left as it was.
 func (x *XTS) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt bool, impl XTSImpl) error {
+	if iv == nil {
+		return errno.EINVAL
+	}
+	t := *iv
+	err := x.xtsCrypt(dst, src, &t, decrypt, impl)
+	clear(t[:])
+	return err
+}
+
+// EncryptIV is aes_xts_encrypt_iv (aesni_xts_encrypt_iv for
+// "xts-aes-aesni"), the first step of xts_crypt in
+// arch/x86/crypto/aesni-intel_glue.c: *iv is encrypted in place with the
+// tweak key and so becomes the first tweak T0. ENOKEY without a key.
+func (x *XTS) EncryptIV(iv *[BlockSize]byte) error {
+	if !x.keyed {
+		return errno.ENOKEY
+	}
+	encryptBlock(&x.tweak, iv[:], iv[:], hasAESNI && x.impl.resolve() != XTSGeneric)
+	return nil
+}
+
+// EncryptTweak is the driver's xts_crypt_func (aes_xts_encrypt_vaes_avx512
+// and its siblings in aes-xts-avx-x86_64.S, aesni_xts_enc for
+// "xts-aes-aesni"): src (at least 16 bytes, EINVAL otherwise) is encrypted
+// into dst[:len(src)] with *tweak as the tweak of its first block — the
+// encryption of the IV is already done (EncryptIV) — and, when len(src) is
+// a multiple of 16, *tweak is left holding the next tweak, T·x^(len/16),
+// which is what lets the glue's slow path continue a request across walk
+// steps. With a partial last block the assembly's contract leaves the
+// tweak unspecified; the model leaves T·x^m, m the number of whole blocks.
+// ENOKEY without a key.
+func (x *XTS) EncryptTweak(dst, src []byte, tweak *[BlockSize]byte) error {
+	return x.cryptTweak(dst, src, tweak, false, x.impl.resolve())
+}
+
+// DecryptTweak is EncryptTweak's inverse (aes_xts_decrypt_*), with the same
+// rules for *tweak.
+func (x *XTS) DecryptTweak(dst, src []byte, tweak *[BlockSize]byte) error {
+	return x.cryptTweak(dst, src, tweak, true, x.impl.resolve())
+}
+
+// EncryptReqIV is the whole of the glue's xts_crypt, on *iv in place as
+// the kernel works on req->iv: *iv is encrypted into the first tweak
+// (EncryptIV), src is encrypted with it into dst[:len(src)]
+// (EncryptTweak), and *iv is left holding the next tweak. This is what
+// every x86 XTS driver does with a request; Encrypt is the same on a copy
+// of the IV. Errors as Encrypt's.
+func (x *XTS) EncryptReqIV(dst, src []byte, iv *[BlockSize]byte) error {
+	return x.xtsCrypt(dst, src, iv, false, x.impl.resolve())
+}
+
+// DecryptReqIV is EncryptReqIV's inverse, with the same rules for *iv.
+func (x *XTS) DecryptReqIV(dst, src []byte, iv *[BlockSize]byte) error {
+	return x.xtsCrypt(dst, src, iv, true, x.impl.resolve())
+}
+
+// xtsCrypt is xts_crypt for every implementation, on *iv in place.
+func (x *XTS) xtsCrypt(dst, src []byte, iv *[BlockSize]byte, decrypt bool, impl XTSImpl) error {
 	if !x.keyed {
 		return errno.ENOKEY
 	}
@@ -523,12 +582,33 @@ func (x *XTS) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt bool, impl XTS
 	if err := checkRequest(dst, src); err != nil {
 		return err
 	}
-	dst = dst[:len(src)]
+	encryptBlock(&x.tweak, iv[:], iv[:], hasAESNI && impl != XTSGeneric)
+	x.cryptBlocks(dst[:len(src)], src, iv, decrypt, impl)
+	return nil
+}
+
+// cryptTweak is EncryptTweak and DecryptTweak: the request checks, then
+// cryptBlocks.
+func (x *XTS) cryptTweak(dst, src []byte, t *[BlockSize]byte, decrypt bool, impl XTSImpl) error {
+	if !x.keyed {
+		return errno.ENOKEY
+	}
+	if len(src) < BlockSize || t == nil {
+		return errno.EINVAL
+	}
+	if err := checkRequest(dst, src); err != nil {
+		return err
+	}
+	x.cryptBlocks(dst[:len(src)], src, t, decrypt, impl)
+	return nil
+}
+
+// cryptBlocks runs the data part of a checked request (len(dst) ==
+// len(src) >= 16) from tweak *t: the whole blocks but the last one of a
+// stolen tail by the implementation's bulk function, the stealing in Go
+// over the single-block cipher (AES-NI unless impl is the portable code).
+func (x *XTS) cryptBlocks(dst, src []byte, t *[BlockSize]byte, decrypt bool, impl XTSImpl) {
 	asm := hasAESNI && impl != XTSGeneric
-
-	var t [BlockSize]byte
-	encryptBlock(&x.tweak, t[:], iv[:], asm)
-
 	n := len(src)
 	tail := n % BlockSize
 	bulk := n - tail
@@ -536,19 +616,17 @@ func (x *XTS) crypt(dst, src []byte, iv *[BlockSize]byte, decrypt bool, impl XTS
 		bulk -= BlockSize // the last whole block takes part in the stealing
 	}
 	if decrypt {
-		xtsDecryptBlocks(&x.data, dst[:bulk], src[:bulk], &t, impl)
+		xtsDecryptBlocks(&x.data, dst[:bulk], src[:bulk], t, impl)
 	} else {
-		xtsEncryptBlocks(&x.data, dst[:bulk], src[:bulk], &t, impl)
+		xtsEncryptBlocks(&x.data, dst[:bulk], src[:bulk], t, impl)
 	}
 	if tail != 0 {
 		if decrypt {
-			xtsDecryptSteal(&x.data, dst[bulk:], src[bulk:], &t, asm)
+			xtsDecryptSteal(&x.data, dst[bulk:], src[bulk:], t, asm)
 		} else {
-			xtsEncryptSteal(&x.data, dst[bulk:], src[bulk:], &t, asm)
+			xtsEncryptSteal(&x.data, dst[bulk:], src[bulk:], t, asm)
 		}
 	}
-	clear(t[:])
-	return nil
 }
 
 // xtsEncryptSteal encrypts the last whole block and the partial block after
