@@ -48,6 +48,7 @@ func init() {
 		"whoami":         cmdWhoami,
 		"sleep":          func(*cmd) int { return 0 },
 		"sync":           cmdSync,
+		"blockdev":       cmdBlockdev,
 		"date":           func(c *cmd) int { fmt.Fprintln(c.out, fixedClock.Format("Mon Jan _2 15:04:05 MST 2006")); return 0 },
 		"dmesg":          cmdDmesg,
 		"uname":          cmdUname,
@@ -103,6 +104,9 @@ func (c *cmd) readAll(p string) ([]byte, error) {
 		return []byte(c.m.procMounts()), nil
 	case dropCachesPath:
 		return []byte("0\n"), nil
+	}
+	if bdev := c.m.device(c.abs(p)); bdev != nil {
+		return io.ReadAll(&devFile{bdev: bdev})
 	}
 	f, err := c.open(p, vfs.O_RDONLY, 0)
 	if err != nil {
@@ -565,9 +569,19 @@ func cmdID(c *cmd) int {
 
 func cmdWhoami(c *cmd) int { fmt.Fprintln(c.out, userName(c.uid)); return 0 }
 
-// cmdSync is sync(1): the model writes pages back as soon as they change,
-// so there is nothing to flush.
-func cmdSync(c *cmd) int { return 0 }
+// cmdSync is sync(1): the model writes pages back to the device as soon
+// as they change, so what is left to flush is the devices themselves: a
+// writable attached image is written back to its host file.
+func cmdSync(c *cmd) int {
+	c.m.mu.Lock()
+	err := c.m.syncImages()
+	c.m.mu.Unlock()
+	if err != nil {
+		fmt.Fprintf(c.errw, "sync: %v\n", err)
+		return 1
+	}
+	return 0
+}
 
 // cmdDmesg prints the kernel log; -c clears it.
 func cmdDmesg(c *cmd) int {

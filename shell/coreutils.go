@@ -1093,6 +1093,10 @@ func cmdDd(c *cmd) int {
 		case "/dev/null":
 			in = nullFile{}
 		default:
+			if bdev := c.m.device(c.abs(ifile)); bdev != nil {
+				in = io.NewSectionReader(&devFile{bdev: bdev}, skip*bs, 1<<62)
+				break
+			}
 			f, err := c.open(ifile, vfs.O_RDONLY, 0)
 			if err != nil {
 				c.errf("failed to open '%s': %s", ifile, strerror(err))
@@ -1104,7 +1108,10 @@ func cmdDd(c *cmd) int {
 	}
 	var out io.Writer = c.out
 	var outf *vfsFile
-	if ofile != "" && c.abs(ofile) != "/dev/null" {
+	if bdev := c.m.device(c.abs(ofile)); ofile != "" && bdev != nil {
+		// A block device: written in place at seek*bs, never truncated.
+		out = io.NewOffsetWriter(&devFile{bdev: bdev}, seek*bs)
+	} else if ofile != "" && c.abs(ofile) != "/dev/null" {
 		flags := vfs.O_WRONLY | vfs.O_CREAT
 		if !has("notrunc") && seek == 0 {
 			flags |= vfs.O_TRUNC

@@ -34,6 +34,8 @@ type device struct {
 	// sb is the superblock a umount detached: the filesystem's contents,
 	// attached again by the next mount (nil: never mounted since mkfs).
 	sb *vfs.SuperBlock
+	// image is the host file attached as the device ("" for none).
+	image string
 }
 
 // mountRec is one line of /proc/mounts.
@@ -72,6 +74,11 @@ type Machine struct {
 	// used records that a filesystem was made or mounted: `patches` can
 	// no longer change the kernel.
 	used bool
+	// images are the host images attached to devices, attached again
+	// when `patches` boots a new machine; saves are the --save-image
+	// devices Close writes out (image.go).
+	images []Image
+	saves  []Image
 }
 
 // NewMachine boots a machine whose kernel runs the patch set set, with its
@@ -115,6 +122,11 @@ func (m *Machine) boot() error {
 	}
 	for _, name := range scratchDevs {
 		m.devs[name] = &device{name: name, bdev: vfs.NewBlockDevice()}
+	}
+	for _, img := range m.images {
+		if err := m.attach(img, false); err != nil {
+			return err
+		}
 	}
 	k.Log = &kernel.Log{}
 	return nil

@@ -61,7 +61,17 @@ func cmdMkfs(c *cmd) int {
 		fmt.Fprintf(c.errw, "%s is mounted; will not make a filesystem here!\n", d.name)
 		return 1
 	}
+	// A growing scratch device is replaced by a blank one; a fixed-size
+	// device (an attached image) is formatted in place, and a
+	// write-protected one refuses the writes (blkdev_write_iter's EPERM).
 	bdev := vfs.NewBlockDevice()
+	if d.bdev.Fixed() {
+		if d.bdev.ReadOnly() {
+			fmt.Fprintf(c.errw, "%s: %s: %s while setting up superblock\n", c.name, d.name, strerror(errno.EPERM))
+			return 1
+		}
+		bdev = d.bdev
+	}
 	_, err = c.sys(fmt.Sprintf("mkfs.%s(%q)", fstype, d.name), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
 		return 0, fs.Mkfs(t, bdev, args)
 	})
@@ -175,12 +185,23 @@ func cmdMount(c *cmd) int {
 		if err != nil {
 			return mountFail(c, r.dir, r.source)
 		}
-		c.m.mu.Lock()
-		mnt := r.m
-		if mnt == nil {
-			mnt = c.m.sys.RootMount()
+		flag := "0"
+		if ro {
+			flag = "MS_RDONLY"
 		}
-		mnt.SetReadonly(ro)
+		_, err = c.sys(fmt.Sprintf("mount(%q, MS_REMOUNT|%s)", r.dir, flag), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+			return 0, c.m.sys.RemountReadonly(t, p, r.dir, ro)
+		})
+		if e, ok := errno.Of(err); ok && e == errno.EBUSY {
+			fmt.Fprintf(c.errw, "mount: %s: mount point is busy.\n", rest[len(rest)-1])
+			return 32
+		} else if ok && e == errno.EACCES {
+			fmt.Fprintf(c.errw, "mount: %s: cannot remount %s read-write, is write-protected.\n", rest[len(rest)-1], r.source)
+			return 32
+		} else if err != nil {
+			return mountFail(c, r.dir, r.source)
+		}
+		c.m.mu.Lock()
 		if ro {
 			generic = append(generic, "ro")
 		}
@@ -206,7 +227,9 @@ func cmdMount(c *cmd) int {
 		return 32
 	}
 	if fstype == "" {
-		fstype = d.bdev.Super().FsType
+		c.m.mu.Lock()
+		fstype = Blkid(d.bdev)
+		c.m.mu.Unlock()
 		if fstype == "" {
 			return mountFail(c, rest[1], rest[0])
 		}
@@ -217,20 +240,48 @@ func cmdMount(c *cmd) int {
 		return 32
 	}
 	var m *vfs.Mount
-	desc := fmt.Sprintf("mount(%q, %q, %q, %q)", devName, dir, fstype, strings.Join(data, ","))
-	if d.sb != nil && d.sb.Type == fs {
-		sb := d.sb
-		_, err = c.sys(desc, func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+	ro := lastOf(generic, "ro", "rw") == "ro"
+	try := func(ro bool) error {
+		flags := "0"
+		if ro {
+			flags = "MS_RDONLY"
+		}
+		desc := fmt.Sprintf("mount(%q, %q, %q, %s, %q)", devName, dir, fstype, flags, strings.Join(data, ","))
+		if d.sb != nil && d.sb.Type == fs {
+			sb := d.sb
+			_, err := c.sys(desc, func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+				// setup_bdev_super's EACCES, for the superblock the
+				// model kept since the umount.
+				if !ro && d.bdev.ReadOnly() {
+					return 0, errno.EACCES
+				}
+				var err error
+				m, err = c.m.sys.MountSuper(t, p, sb, dir)
+				return 0, err
+			})
+			return err
+		}
+		_, err := c.sys(desc, func(t *kernel.Task, p *vfs.Proc) (int64, error) {
 			var err error
-			m, err = c.m.sys.MountSuper(t, p, sb, dir)
+			m, err = c.m.sys.Mount(t, p, fs, dir, vfs.MountOptions{Source: strings.TrimPrefix(devName, "/dev/"), Device: d.bdev, Data: strings.Join(data, ","), ReadOnly: ro})
 			return 0, err
 		})
-	} else {
-		_, err = c.sys(desc, func(t *kernel.Task, p *vfs.Proc) (int64, error) {
-			var err error
-			m, err = c.m.sys.Mount(t, p, fs, dir, vfs.MountOptions{Source: strings.TrimPrefix(devName, "/dev/"), Device: d.bdev, Data: strings.Join(data, ",")})
-			return 0, err
-		})
+		return err
+	}
+	err = try(ro)
+	// mount(8) (libmount's do_mount) retries a mount that failed with
+	// EACCES or EROFS read-only, unless rw was asked for explicitly, and
+	// warns that it did.
+	if e, ok := errno.Of(err); ok && !ro && (e == errno.EACCES || e == errno.EROFS) {
+		if contains(generic, "rw") {
+			fmt.Fprintf(c.errw, "mount: %s: %s is write-protected but explicit read-write mode requested.\n", rest[1], rest[0])
+			return 32
+		}
+		if err = try(true); err == nil {
+			ro = true
+			generic = append(generic, "ro")
+			fmt.Fprintf(c.errw, "mount: %s: WARNING: source write-protected, mounted read-only.\n", rest[1])
+		}
 	}
 	if err != nil {
 		if e, ok := errno.Of(err); ok {
@@ -244,11 +295,14 @@ func cmdMount(c *cmd) int {
 			case errno.EBUSY:
 				fmt.Fprintf(c.errw, "mount: %s: %s already mounted or mount point busy.\n", rest[1], rest[0])
 				return 32
+			case errno.EACCES, errno.EROFS:
+				fmt.Fprintf(c.errw, "mount: %s: cannot mount %s read-only.\n", rest[1], rest[0])
+				return 32
 			}
 		}
 		return mountFail(c, rest[1], rest[0])
 	}
-	m.SetReadonly(lastOf(generic, "ro", "rw") == "ro")
+	m.SetReadonly(ro)
 	c.m.mu.Lock()
 	c.m.mounts = append(c.m.mounts, &mountRec{source: devName, dir: dir, fstype: fstype, opts: mountOptsString(generic, data), dev: d, m: m})
 	d.sb = nil
@@ -352,7 +406,14 @@ func cmdUmount(c *cmd) int {
 				break
 			}
 		}
+		// The last close of the device writes it back (blkdev_put's
+		// sync_blockdev): a writable image goes back to its host file.
+		err = r.dev.bdev.Sync()
 		c.m.mu.Unlock()
+		if err != nil {
+			fmt.Fprintf(c.errw, "umount: %s: writing the image back: %v\n", a, err)
+			st = 32
+		}
 	}
 	return st
 }
@@ -373,10 +434,10 @@ func cmdBlkid(c *cmd) int {
 	st := 2
 	for _, n := range names {
 		d, ok := c.m.devs[n]
-		if !ok || d.bdev.Super().FsType == "" {
+		if !ok || Blkid(d.bdev) == "" {
 			continue
 		}
-		fmt.Fprintf(c.out, "%s: TYPE=\"%s\"\n", n, d.bdev.Super().FsType)
+		fmt.Fprintf(c.out, "%s: TYPE=\"%s\"\n", n, Blkid(d.bdev))
 		st = 0
 	}
 	return st

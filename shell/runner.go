@@ -182,8 +182,8 @@ func (s *Shell) openSpecial(hc interp.HandlerContext, p string, flag int) (io.Re
 		}
 		return &dropCachesFile{m: s.m, w: hc.Stderr}, true, nil
 	}
-	if _, ok := s.m.devs[p]; ok {
-		return nullFile{}, true, nil
+	if bdev := s.m.device(p); bdev != nil {
+		return &devFile{bdev: bdev}, true, nil
 	}
 	if n, ok := strings.CutPrefix(p, "/dev/fd/"); ok {
 		fd, err := strconv.Atoi(n)

@@ -112,29 +112,8 @@ func cmdDump(c *cmd) int {
 		if inode == nil || !inode.IsDir() {
 			return 0, vfsErrNotDir
 		}
-		inode.Rwsem.Lock()
-		defer inode.Rwsem.Unlock()
-		if inode.SB().Type == ext4.Type {
-			dir := ext4.EXT4_I(inode)
-			out = withNewline(ext4.DumpDir(t, dir))
-			if err := ext4.CheckDir(t, dir); err != nil {
-				out += fmt.Sprintf("check: FAIL: %v\n", err)
-			} else {
-				out += "check: ok\n"
-			}
-			return 0, nil
-		}
-		if inode.SB().Type == f2fs.Type {
-			dir := f2fs.F2FS_I(inode)
-			out = withNewline(f2fs.DumpDir(t, dir))
-			if err := f2fs.CheckDir(t, dir); err != nil {
-				out += fmt.Sprintf("check: FAIL: %v\n", err)
-			} else {
-				out += "check: ok\n"
-			}
-			return 0, nil
-		}
-		return 0, errNotDiskDir
+		out, err = DumpDir(t, inode)
+		return 0, err
 	})
 	if err != nil {
 		fmt.Fprintf(c.errw, "dump: %s: %s\n", c.args[0], strerror(err))
@@ -145,6 +124,35 @@ func cmdDump(c *cmd) int {
 		return 1
 	}
 	return 0
+}
+
+// DumpDir renders a live ext4 or f2fs directory block by block (ext4's
+// and f2fs's DumpDir, as vfslab dump prints a directory) and ends with the
+// directory checker's verdict ("check: ok" or "check: FAIL: ..."), under
+// the directory's i_rwsem. Errors: ENOTDIR-like for an inode that is not
+// a directory, and one for a directory of another filesystem.
+func DumpDir(t *kernel.Task, inode *vfs.Inode) (string, error) {
+	if inode == nil || !inode.IsDir() {
+		return "", vfsErrNotDir
+	}
+	inode.Rwsem.Lock()
+	defer inode.Rwsem.Unlock()
+	var out string
+	var err error
+	switch inode.SB().Type {
+	case ext4.Type:
+		dir := ext4.EXT4_I(inode)
+		out, err = withNewline(ext4.DumpDir(t, dir)), ext4.CheckDir(t, dir)
+	case f2fs.Type:
+		dir := f2fs.F2FS_I(inode)
+		out, err = withNewline(f2fs.DumpDir(t, dir)), f2fs.CheckDir(t, dir)
+	default:
+		return "", errNotDiskDir
+	}
+	if err != nil {
+		return out + fmt.Sprintf("check: FAIL: %v\n", err), nil
+	}
+	return out + "check: ok\n", nil
 }
 
 func withNewline(s string) string {

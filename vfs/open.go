@@ -319,6 +319,12 @@ func vfsOpen(t *kernel.Task, path Path, f *File) error {
 	}
 	t.Inc(EvFileOpen)
 	f.mode |= FMODE_OPENED
+	// do_dentry_open's file_get_write_access: a file open for writing
+	// that is not a device, FIFO or socket counts in mnt_writers.
+	if f.mode&FMODE_WRITE != 0 && (inode.IsReg() || inode.IsDir() || inode.IsLnk()) && path.Mnt != nil {
+		path.Mnt.writers.Add(1)
+		f.mode |= FMODE_WRITER
+	}
 	if f.mode&FMODE_READ != 0 {
 		f.mode |= FMODE_CAN_READ
 	}

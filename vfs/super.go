@@ -56,6 +56,10 @@ type MountOptions struct {
 	// Data is the mount's option string ("lookup_mode=perf,dir_level=1"),
 	// which the filesystem parses.
 	Data string
+	// ReadOnly is MS_RDONLY: the device is opened for reading only
+	// (sb_open_mode) and the new mount is read-only; without it, a
+	// read-only device fails the mount with EACCES (setup_bdev_super).
+	ReadOnly bool
 }
 
 // SuperBlock is struct super_block. It implements fscrypt.SuperBlock.
@@ -88,7 +92,13 @@ type SuperBlock struct {
 	renameMutex sync.Mutex
 	nextIno     atomic.Uint64
 	dev         uint64
+	// rdonly is SB_RDONLY, from MS_RDONLY at mount and remount.
+	rdonly atomic.Bool
 }
+
+// ReadOnly is sb_rdonly: the superblock was mounted or remounted
+// read-only (MS_RDONLY), so the filesystem must not write its device.
+func (sb *SuperBlock) ReadOnly() bool { return sb.rdonly.Load() }
 
 // Dev is s_dev.
 func (sb *SuperBlock) Dev() uint64 { return sb.dev }
@@ -168,11 +178,15 @@ type Mount struct {
 	mountpoint *Dentry
 	// readonly is MNT_READONLY (mount -o ro, remount,ro).
 	readonly atomic.Bool
+	// writers is mnt_writers: the files open for writing on the mount
+	// (FMODE_WRITER), which a remount read-only waits for in vain
+	// (sb_prepare_remount_readonly's EBUSY).
+	writers atomic.Int64
 }
 
-// SetReadonly sets or clears MNT_READONLY, as mount(2) with MS_RDONLY and
-// MS_REMOUNT does (the model does not refuse a remount,ro while files are
-// open for writing: sb_prepare_remount_readonly's EBUSY).
+// SetReadonly sets or clears MNT_READONLY unconditionally; a remount goes
+// through RemountReadonly, which refuses while files are open for
+// writing.
 func (m *Mount) SetReadonly(ro bool) { m.readonly.Store(ro) }
 
 // IsReadonly is __mnt_is_readonly.
@@ -300,6 +314,12 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 			return nil, errno.ENOTBLK
 		}
 		sb.bdev = opts.Device
+		// setup_bdev_super: a read-write mount of a write-protected
+		// device is EACCES, after which mount(8) retries read-only.
+		if !opts.ReadOnly && opts.Device.ReadOnly() {
+			return nil, errno.EACCES
+		}
+		sb.rdonly.Store(opts.ReadOnly)
 		if !opts.Device.claim() {
 			return nil, errno.EBUSY
 		}
@@ -331,6 +351,7 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 		return nil, errno.EINVAL
 	}
 	m = &Mount{SB: sb, Root: sb.Root}
+	m.readonly.Store(opts.ReadOnly)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if first {
