@@ -21,6 +21,14 @@
 // vfs.System.DropCaches. Users are root, fsgqa (1000) and fsgqa2 (1001);
 // `su USER -c CMD` runs CMD in a process with that user's kernel.Cred.
 //
+// A host image attached with --image FILE:DEV (Machine.AttachImage) is
+// the device's contents, read into memory at boot: write-protected unless
+// --writable, in which case umount, sync and Machine.Close write it back;
+// --save-image DEV:FILE (Machine.SaveImageAtClose) writes a device out at
+// Close. A write-protected device mounts read-only after the kernel's
+// EACCES, with mount(8)'s warning. These are the only host files the
+// machine touches besides the script itself (image.go).
+//
 // Every syscall a command makes takes the machine's lock, runs on the
 // machine's one task with the task named after the command (as printk
 // shows it) and, under `trace on`, prints its function_graph and result on
@@ -49,9 +57,9 @@
 // # What is not modelled
 //
 // Permissions beyond the key ioctls' checks (chmod only checks its
-// arguments; group ownership), remount,ro refusing files open for
-// writing (EBUSY), timestamps and atime updates, device sizes
-// (ENOSPC), keyrings other than the one session keyring every process
+// arguments; group ownership), timestamps and atime updates, the sizes
+// of the growing scratch devices (an attached image has its own, and
+// ENOSPC past it), keyrings other than the one session keyring every process
 // shares (fscrypt searches it for v1 keys), fscrypt-provisioning keys, and a full awk (the command proxy does not
 // serve benhoyt/goawk; the subset xfstests' filters use is built in).
 package shell

@@ -174,8 +174,8 @@ var (
 const helpText = `vfslab sh: a POSIX shell (mvdan.cc/sh) on one simulated machine.
 
 The machine: a memfs root with /mnt/scratch, /mnt/test, /tmp, /proc, /sys;
-scratch devices /dev/vdb../dev/vde; /proc/sys/vm/drop_caches; users root,
-fsgqa (1000), fsgqa2 (1001).
+scratch devices /dev/vdb../dev/vde (host images with --image FILE:DEV);
+/proc/sys/vm/drop_caches; users root, fsgqa (1000), fsgqa2 (1001).
 
 Commands:
   coreutils   ls cat mkdir rmdir rm mv ln touch stat readlink truncate head
@@ -183,7 +183,7 @@ Commands:
               tee chown chmod (checks only) basename dirname id whoami env
   text        grep egrep sed awk (the filters' subset) od xxd find xargs sh
   e2fsprogs   chattr lsattr mkfs.ext4 blkid    f2fs-tools  mkfs.f2fs
-  util-linux  mount umount su dmesg uname date sleep sync
+  util-linux  mount umount su dmesg uname date sleep sync blockdev
   fscrypt     xfs_io -c set_encpolicy|get_encpolicy|add_enckey|rm_enckey|
               enckey_status|pwrite|pread|truncate|fsync
               fscryptctl add_key|remove_key|key_status|get_policy|set_policy
