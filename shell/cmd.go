@@ -108,6 +108,9 @@ func (c *cmd) readAll(p string) ([]byte, error) {
 	if bdev := c.m.device(c.abs(p)); bdev != nil {
 		return io.ReadAll(&devFile{bdev: bdev})
 	}
+	if pf, ok := c.m.faultFile(c.abs(p)); ok {
+		return io.ReadAll(c.m.openProcFile(pf))
+	}
 	f, err := c.open(p, vfs.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -125,6 +128,13 @@ func (c *cmd) writeFile(p string, data []byte, flags int) error {
 	}
 	if c.abs(p) == "/dev/null" {
 		return nil
+	}
+	if pf, ok := c.m.faultFile(c.abs(p)); ok {
+		f := c.m.openProcFile(pf)
+		if _, err := f.Write(data); err != nil {
+			return err
+		}
+		return f.Close()
 	}
 	f, err := c.open(p, flags, 0o644)
 	if err != nil {

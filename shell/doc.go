@@ -37,6 +37,14 @@
 // kernel's random source (Kernel.Seed: fscrypt's file nonces, hence the
 // no-key names) and /dev/urandom are seeded with --seed.
 //
+// The kernel's fault-injection interface is in the machine's files
+// (faultinject.go): failslab's debugfs knobs under
+// /sys/kernel/debug/failslab, SLAB_FAILSLAB under /sys/kernel/slab, and
+// /proc/self/fail-nth (also /proc/thread-self/fail-nth), over the kernel's
+// kmem.FailslabAttr and the machine task's fail_nth. The commands all run
+// on that one task, so a fail-nth written by the shell counts the points
+// of the commands after it (in Linux a forked command starts at 0).
+//
 // # The interpreter
 //
 // The runner's open, stat, readdir and access handlers go to the machine,

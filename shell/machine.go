@@ -129,6 +129,9 @@ func (m *Machine) boot() error {
 		}
 	}
 	k.Log = &kernel.Log{}
+	// fail_dump's lines go to the log the machine has when they are
+	// printed (dmesg -c replaces it).
+	k.Failslab.Printk = func(line string) { t.Printk("%s", line) }
 	return nil
 }
 

@@ -185,6 +185,11 @@ func (s *Shell) openSpecial(hc interp.HandlerContext, p string, flag int) (io.Re
 	if bdev := s.m.device(p); bdev != nil {
 		return &devFile{bdev: bdev}, true, nil
 	}
+	if pf, ok := s.m.faultFile(p); ok {
+		f := s.m.openProcFile(pf)
+		f.errw = hc.Stderr
+		return f, true, nil
+	}
 	if n, ok := strings.CutPrefix(p, "/dev/fd/"); ok {
 		fd, err := strconv.Atoi(n)
 		if err == nil && fd <= 2 {
@@ -436,6 +441,9 @@ func (m *Machine) stat(w io.Writer, uid uint32, comm, p string, follow bool) (vf
 	if p == dropCachesPath || p == "/proc/mounts" {
 		return vfs.Stat{Mode: vfs.S_IFREG | 0o644, Nlink: 1, Ino: 3}, nil
 	}
+	if st, ok := m.faultStat(p); ok {
+		return st, nil
+	}
 	m.mu.Lock()
 	proc := m.proc(uid)
 	m.mu.Unlock()
@@ -498,6 +506,9 @@ func (s *Shell) readDirHandler(ctx context.Context, name string) ([]fs.DirEntry,
 
 // readDir lists p in getdents64 order, "." and ".." included.
 func (m *Machine) readDir(w io.Writer, uid uint32, comm, p string) ([]vfs.Dirent, error) {
+	if ents, ok := faultDirents(p); ok {
+		return ents, nil
+	}
 	f, err := m.openFile(w, uid, comm, p, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
@@ -514,6 +525,9 @@ func (m *Machine) readDir(w io.Writer, uid uint32, comm, p string) ([]vfs.Dirent
 			return nil, err
 		}
 		if n == 0 {
+			if e, ok := faultParentDirent(p); ok {
+				out = append(out, e)
+			}
 			return out, nil
 		}
 		ds, err := vfs.ParseDirents(buf[:n])

@@ -189,6 +189,9 @@ Commands:
               fscryptctl add_key|remove_key|key_status|get_policy|set_policy
               keyctl (the session keyring, searched for v1 keys)
   vfslab      trace on|off   events [reset]   dump DIR   patches [SET]   help
+  faults      /sys/kernel/debug/failslab/{probability,interval,times,space,
+              verbose,ignore-gfp-wait,cache-filter}, /sys/kernel/slab/C/failslab,
+              /proc/self/fail-nth (the Nth allocation from now on fails)
   prelude     _scratch_mkfs _scratch_mkfs_encrypted _scratch_mkfs_sized
               _scratch_mount _scratch_unmount _scratch_cycle_mount
               _set_encpolicy _get_encpolicy _add_enckey _rm_enckey
