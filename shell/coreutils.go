@@ -86,7 +86,7 @@ func cmdLs(c *cmd) int {
 }
 
 func (c *cmd) lsDir(d lsEntry, opts map[byte]string) int {
-	ents, err := c.m.readDir(c.errw, c.uid, c.name, d.path)
+	ents, err := c.m.readDir(c.errw, c.id, c.name, d.path)
 	if err != nil {
 		c.errf("cannot open directory '%s': %s", d.name, strerror(err))
 		return 2
@@ -151,8 +151,7 @@ func (c *cmd) lsPrint(list []lsEntry, opts map[byte]string) {
 			fmt.Fprintf(&b, "%*d ", inoW, e.st.Ino)
 		}
 		if opts['l'] != "" {
-			u := userName(e.st.UID)
-			fmt.Fprintf(&b, "%s %*d %s %s %*d %s ", modeString(e.st.Mode), linkW, e.st.Nlink, u, u, sizeW, e.st.Size, fixedClock.Format("Jan _2 15:04"))
+			fmt.Fprintf(&b, "%s %*d %s %s %*d %s ", modeString(e.st.Mode), linkW, e.st.Nlink, userName(e.st.UID), groupName(e.st.GID), sizeW, e.st.Size, fixedClock.Format("Jan _2 15:04"))
 		}
 		b.WriteString(e.name)
 		if opts['F'] != "" {
@@ -523,7 +522,7 @@ func (c *cmd) remove(a string, rec, emptyDirs bool) error {
 		}
 		return errno.EISDIR
 	}
-	ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(a))
+	ents, err := c.m.readDir(c.errw, c.id, c.name, c.abs(a))
 	if err != nil {
 		return err
 	}
@@ -793,8 +792,7 @@ func cmdStat(c *cmd) int {
 		fmt.Fprintf(c.out, "  File: %s\n", name)
 		fmt.Fprintf(c.out, "  Size: %-15d Blocks: %-10d IO Block: %-6d %s\n", s.Size, s.Blocks, s.Blksize, fileType(s.Mode, s.Size))
 		fmt.Fprintf(c.out, "Device: %d,%d\tInode: %-11d Links: %d\n", s.Dev>>8, s.Dev&0xff, s.Ino, s.Nlink)
-		u := userName(s.UID)
-		fmt.Fprintf(c.out, "Access: (%04o/%s)  Uid: (%5d/%8s)   Gid: (%5d/%8s)\n", s.Mode&0o7777, modeString(s.Mode), s.UID, u, s.UID, u)
+		fmt.Fprintf(c.out, "Access: (%04o/%s)  Uid: (%5d/%8s)   Gid: (%5d/%8s)\n", s.Mode&0o7777, modeString(s.Mode), s.UID, userName(s.UID), s.GID, groupName(s.GID))
 		ts := fixedClock.Format("2006-01-02 15:04:05.000000000 -0700")
 		fmt.Fprintf(c.out, "Access: %s\nModify: %s\nChange: %s\n Birth: -\n", ts, ts, ts)
 	}
@@ -833,10 +831,14 @@ func (c *cmd) statFormat(f, name string, s vfs.Stat) string {
 			b.WriteString(modeString(s.Mode))
 		case 'f':
 			fmt.Fprintf(&b, "%x", s.Mode)
-		case 'u', 'g':
+		case 'u':
 			fmt.Fprint(&b, s.UID)
-		case 'U', 'G':
+		case 'g':
+			fmt.Fprint(&b, s.GID)
+		case 'U':
 			b.WriteString(userName(s.UID))
+		case 'G':
+			b.WriteString(groupName(s.GID))
 		case 'b':
 			fmt.Fprint(&b, s.Blocks)
 		case 'B':
@@ -944,7 +946,7 @@ func (c *cmd) copyTree(src, dst string, rec bool, who string) error {
 				return err
 			}
 		}
-		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(src))
+		ents, err := c.m.readDir(c.errw, c.id, c.name, c.abs(src))
 		if err != nil {
 			fmt.Fprintf(c.errw, "%s: cannot access '%s': %s\n", who, src, strerror(err))
 			return err
@@ -1361,7 +1363,7 @@ func (c *cmd) diffTree(a, b string, opts map[byte]string, header string) int {
 		return c.diffFiles(a, b, opts, header+" "+a+" "+b)
 	}
 	names := func(dir string) (map[string]bool, bool) {
-		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(dir))
+		ents, err := c.m.readDir(c.errw, c.id, c.name, c.abs(dir))
 		if err != nil {
 			c.errf("%s: %s", dir, strerror(err))
 			return nil, false
@@ -2096,7 +2098,7 @@ func cmdLsattr(c *cmd) int {
 			show(a)
 			continue
 		}
-		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(a))
+		ents, err := c.m.readDir(c.errw, c.id, c.name, c.abs(a))
 		if err != nil {
 			c.errf("%s While reading flags on %s", strerror(err), a)
 			st = 1
@@ -2181,7 +2183,7 @@ func cmdFind(c *cmd) int {
 		if t != 'd' || (maxDepth >= 0 && depth >= maxDepth) {
 			return
 		}
-		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(p))
+		ents, err := c.m.readDir(c.errw, c.id, c.name, c.abs(p))
 		if err != nil {
 			c.errf("'%s': %s", p, strerror(err))
 			st = 1

@@ -18,8 +18,13 @@
 // device attaches the same superblock again (vfs.System.MountSuper): the
 // model's disk filesystems keep their inodes in memory, so the detached
 // superblock stands for what the device holds. /proc/sys/vm/drop_caches is
-// vfs.System.DropCaches. Users are root, fsgqa (1000) and fsgqa2 (1001);
-// `su USER -c CMD` runs CMD in a process with that user's kernel.Cred.
+// vfs.System.DropCaches. Users are root, fsgqa (1000) and fsgqa2 (1001),
+// each in a group of its own name and number, the two also in users (100)
+// (users.go); `su USER -c CMD` runs CMD in a process with that user's
+// kernel.Cred (uid, fsgid, supplementary groups), `su -g GROUP` and `-G
+// GROUP` (root only) change its groups. The VFS checks the mode bits as
+// generic_permission does (vfs/attr.go), so chmod, chown OWNER:GROUP and
+// chgrp matter.
 //
 // A host image attached with --image FILE:DEV (Machine.AttachImage) is
 // the device's contents, read into memory at boot: write-protected unless
@@ -64,8 +69,9 @@
 //
 // # What is not modelled
 //
-// Permissions beyond the key ioctls' checks (chmod only checks its
-// arguments; group ownership), timestamps and atime updates, the sizes
+// ACLs, capabilities other than uid 0's, the umask (the tools pass what
+// a umask of 022 leaves), fs.protected_hardlinks, timestamps and atime
+// updates, the sizes
 // of the growing scratch devices (an attached image has its own, and
 // ENOSPC past it), keyrings other than the one session keyring every process
 // shares (fscrypt searches it for v1 keys), fscrypt-provisioning keys, and a full awk (the command proxy does not

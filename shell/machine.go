@@ -60,7 +60,7 @@ type Machine struct {
 	seed    uint64
 	devs    map[string]*device
 	mounts  []*mountRec
-	procs   map[uint32]*vfs.Proc
+	procs   map[ident]*vfs.Proc
 	// fds are the shell's descriptors above 2 (exec 3<file): the shell's
 	// number -> the root process's descriptor.
 	fds map[int]int
@@ -110,7 +110,7 @@ func (m *Machine) boot() error {
 	m.k, m.t, m.sys, m.root = k, t, sys, p
 	m.devs = map[string]*device{}
 	m.mounts = []*mountRec{{source: "rootfs", dir: "/", fstype: "memfs", opts: "rw"}}
-	m.procs = map[uint32]*vfs.Proc{0: p}
+	m.procs = map[ident]*vfs.Proc{rootIdent: p}
 	m.fds = map[int]int{}
 	m.session = newKeyring()
 	m.rnd = nil
@@ -145,14 +145,15 @@ func (m *Machine) close() {
 	m.t.Exit()
 }
 
-// proc returns the process that runs a user's commands (su USER), made on
-// first use with that user's credentials.
-func (m *Machine) proc(uid uint32) *vfs.Proc {
-	if p, ok := m.procs[uid]; ok {
+// procFor returns the process that runs the commands of ident id (su
+// USER, su -g/-G), made on first use with id's credentials; root's is
+// init.
+func (m *Machine) procFor(id ident) *vfs.Proc {
+	if p, ok := m.procs[id]; ok {
 		return p
 	}
-	p := m.sys.NewProc(m.t, &kernel.Cred{UID: uid, SessionKeyring: sessionKeyring{m}})
-	m.procs[uid] = p
+	p := m.sys.NewProc(m.t, id.cred(m))
+	m.procs[id] = p
 	return p
 }
 

@@ -143,7 +143,7 @@ func (s *Shell) openHandler(ctx context.Context, name string, flag int, perm os.
 		}
 		return f, nil
 	}
-	f, err := s.m.openFile(hc.Stderr, uidOf(ctx), "sh", p, vfsFlags(flag), uint32(perm.Perm()))
+	f, err := s.m.openFile(hc.Stderr, identOf(ctx), "sh", p, vfsFlags(flag), uint32(perm.Perm()))
 	if err != nil {
 		return nil, pathErr(name, err)
 	}
@@ -285,9 +285,9 @@ type vfsFile struct {
 }
 
 // openFile opens path as uid's process, for command comm.
-func (m *Machine) openFile(w io.Writer, uid uint32, comm, p string, flags int, mode uint32) (*vfsFile, error) {
+func (m *Machine) openFile(w io.Writer, id ident, comm, p string, flags int, mode uint32) (*vfsFile, error) {
 	m.mu.Lock()
-	proc := m.proc(uid)
+	proc := m.procFor(id)
 	m.mu.Unlock()
 	fd, err := m.call(w, proc, comm, fmt.Sprintf("open(%q, %s)", p, openFlagsString(flags)), func(t *kernel.Task) (int64, error) {
 		fd, err := proc.Open(t, p, flags, mode)
@@ -423,7 +423,7 @@ func goMode(mode uint32) fs.FileMode {
 func (s *Shell) statHandler(ctx context.Context, name string, follow bool) (fs.FileInfo, error) {
 	hc := interp.HandlerCtx(ctx)
 	p := abs(hc.Dir, name)
-	st, err := s.m.stat(hc.Stderr, uidOf(ctx), "sh", p, follow)
+	st, err := s.m.stat(hc.Stderr, identOf(ctx), "sh", p, follow)
 	if err != nil {
 		return nil, &os.PathError{Op: "stat", Path: name, Err: err}
 	}
@@ -431,7 +431,7 @@ func (s *Shell) statHandler(ctx context.Context, name string, follow bool) (fs.F
 }
 
 // stat is stat(2) or lstat(2) of p, with the machine's special files.
-func (m *Machine) stat(w io.Writer, uid uint32, comm, p string, follow bool) (vfs.Stat, error) {
+func (m *Machine) stat(w io.Writer, id ident, comm, p string, follow bool) (vfs.Stat, error) {
 	if p == "/dev/null" || p == "/dev/zero" || p == "/dev/urandom" || p == "/dev/random" || p == "/dev/stdout" || p == "/dev/stderr" || p == "/dev/stdin" {
 		return vfs.Stat{Mode: vfs.S_IFCHR | 0o666, Nlink: 1, Ino: 1}, nil
 	}
@@ -445,7 +445,7 @@ func (m *Machine) stat(w io.Writer, uid uint32, comm, p string, follow bool) (vf
 		return st, nil
 	}
 	m.mu.Lock()
-	proc := m.proc(uid)
+	proc := m.procFor(id)
 	m.mu.Unlock()
 	var st vfs.Stat
 	call := "stat"
@@ -489,7 +489,7 @@ func (d dirEntry) Info() (fs.FileInfo, error) {
 // readDirHandler lists a directory for globbing (getdents64).
 func (s *Shell) readDirHandler(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	hc := interp.HandlerCtx(ctx)
-	ents, err := s.m.readDir(hc.Stderr, uidOf(ctx), "sh", abs(hc.Dir, name))
+	ents, err := s.m.readDir(hc.Stderr, identOf(ctx), "sh", abs(hc.Dir, name))
 	if err != nil {
 		return nil, &os.PathError{Op: "readdir", Path: name, Err: err}
 	}
@@ -505,11 +505,11 @@ func (s *Shell) readDirHandler(ctx context.Context, name string) ([]fs.DirEntry,
 }
 
 // readDir lists p in getdents64 order, "." and ".." included.
-func (m *Machine) readDir(w io.Writer, uid uint32, comm, p string) ([]vfs.Dirent, error) {
+func (m *Machine) readDir(w io.Writer, id ident, comm, p string) ([]vfs.Dirent, error) {
 	if ents, ok := faultDirents(p); ok {
 		return ents, nil
 	}
-	f, err := m.openFile(w, uid, comm, p, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+	f, err := m.openFile(w, id, comm, p, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -588,7 +588,8 @@ func splitEchoFlags(args []string) []string {
 // caught here, reported, and turned into status 1: the shell goes on.
 func (s *Shell) execHandler(ctx context.Context, args []string) (err error) {
 	hc := interp.HandlerCtx(ctx)
-	c := &cmd{s: s, m: s.m, ctx: ctx, dir: hc.Dir, uid: uidOf(ctx), name: args[0], args: args[1:],
+	id := identOf(ctx)
+	c := &cmd{s: s, m: s.m, ctx: ctx, dir: hc.Dir, uid: id.uid, id: id, name: args[0], args: args[1:],
 		in: hc.Stdin, out: hc.Stdout, errw: hc.Stderr, env: hc.Env}
 	if c.in == nil {
 		c.in = strings.NewReader("")

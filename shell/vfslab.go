@@ -175,12 +175,13 @@ const helpText = `vfslab sh: a POSIX shell (mvdan.cc/sh) on one simulated machin
 
 The machine: a memfs root with /mnt/scratch, /mnt/test, /tmp, /proc, /sys;
 scratch devices /dev/vdb../dev/vde (host images with --image FILE:DEV);
-/proc/sys/vm/drop_caches; users root, fsgqa (1000), fsgqa2 (1001).
+/proc/sys/vm/drop_caches; users root, fsgqa (1000), fsgqa2 (1001), each in
+its own group, fsgqa and fsgqa2 also in users (100); su -g/-G (root).
 
 Commands:
   coreutils   ls cat mkdir rmdir rm mv ln touch stat readlink truncate head
               tail cp dd md5sum sha256sum wc diff cmp sort uniq tr cut seq
-              tee chown chmod (checks only) basename dirname id whoami env
+              tee chown chgrp chmod basename dirname id groups whoami env
   text        grep egrep sed awk (the filters' subset) od xxd find xargs sh
   e2fsprogs   chattr lsattr mkfs.ext4 blkid    f2fs-tools  mkfs.f2fs
   util-linux  mount umount su dmesg uname date sleep sync blockdev

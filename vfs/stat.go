@@ -13,6 +13,7 @@ type Stat struct {
 	Mode    uint32
 	Nlink   uint32
 	UID     uint32
+	GID     uint32
 	Size    int64
 	Blksize int64
 	Blocks  int64
@@ -26,9 +27,10 @@ func (s Stat) String() string {
 // GenericFillattr is generic_fillattr: the attributes every inode has.
 func GenericFillattr(inode *Inode, st *Stat) {
 	st.Ino = inode.ino
-	st.Mode = inode.mode
+	st.Mode = inode.Mode()
 	st.Nlink = inode.Nlink()
 	st.UID = inode.uid
+	st.GID = inode.gid
 	st.Size = inode.Size()
 	st.Blksize = 1 << inode.blkbits
 	st.Blocks = (st.Size + 511) / 512
