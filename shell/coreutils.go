@@ -151,7 +151,7 @@ func (c *cmd) lsPrint(list []lsEntry, opts map[byte]string) {
 			fmt.Fprintf(&b, "%*d ", inoW, e.st.Ino)
 		}
 		if opts['l'] != "" {
-			fmt.Fprintf(&b, "%s %*d %s %s %*d %s ", modeString(e.st.Mode), linkW, e.st.Nlink, userName(e.st.UID), groupName(e.st.GID), sizeW, e.st.Size, fixedClock.Format("Jan _2 15:04"))
+			fmt.Fprintf(&b, "%s %*d %s %s %*d %s ", modeString(e.st.Mode), linkW, e.st.Nlink, userName(e.st.UID), groupName(e.st.GID), sizeW, e.st.Size, stamp(e.st.Mtime).Format("Jan _2 15:04"))
 		}
 		b.WriteString(e.name)
 		if opts['F'] != "" {
@@ -556,16 +556,26 @@ func cmdTouch(c *cmd) int {
 	}
 	st := 0
 	for _, a := range args {
+		// touch opens (creating) the file, then sets its times to now
+		// (utimensat with UTIME_NOW); a directory is EISDIR to the
+		// open, and only the times change.
 		f, err := c.open(a, vfs.O_WRONLY|vfs.O_CREAT, 0o644)
 		if err != nil {
-			if e, ok := errno.Of(err); ok && e == errno.EISDIR {
+			if e, ok := errno.Of(err); !ok || e != errno.EISDIR {
+				c.errf("cannot touch '%s': %s", a, strerror(err))
+				st = 1
 				continue
 			}
-			c.errf("cannot touch '%s': %s", a, strerror(err))
-			st = 1
-			continue
+		} else {
+			f.Close()
 		}
-		f.Close()
+		p := c.abs(a)
+		if _, err := c.sys(fmt.Sprintf("utimensat(AT_FDCWD, %q, NULL, 0)", p), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
+			return 0, pr.Utimens(t, p, true)
+		}); err != nil {
+			c.errf("setting times of '%s': %s", a, strerror(err))
+			st = 1
+		}
 	}
 	return st
 }
@@ -793,8 +803,8 @@ func cmdStat(c *cmd) int {
 		fmt.Fprintf(c.out, "  Size: %-15d Blocks: %-10d IO Block: %-6d %s\n", s.Size, s.Blocks, s.Blksize, fileType(s.Mode, s.Size))
 		fmt.Fprintf(c.out, "Device: %d,%d\tInode: %-11d Links: %d\n", s.Dev>>8, s.Dev&0xff, s.Ino, s.Nlink)
 		fmt.Fprintf(c.out, "Access: (%04o/%s)  Uid: (%5d/%8s)   Gid: (%5d/%8s)\n", s.Mode&0o7777, modeString(s.Mode), s.UID, userName(s.UID), s.GID, groupName(s.GID))
-		ts := fixedClock.Format("2006-01-02 15:04:05.000000000 -0700")
-		fmt.Fprintf(c.out, "Access: %s\nModify: %s\nChange: %s\n Birth: -\n", ts, ts, ts)
+		const layout = "2006-01-02 15:04:05.000000000 -0700"
+		fmt.Fprintf(c.out, "Access: %s\nModify: %s\nChange: %s\n Birth: -\n", stamp(s.Atime).Format(layout), stamp(s.Mtime).Format(layout), stamp(s.Ctime).Format(layout))
 	}
 	return st
 }
@@ -849,8 +859,20 @@ func (c *cmd) statFormat(f, name string, s vfs.Stat) string {
 			fmt.Fprint(&b, s.Dev)
 		case 'D':
 			fmt.Fprintf(&b, "%x", s.Dev)
-		case 'X', 'Y', 'Z', 'W':
-			fmt.Fprint(&b, fixedClock.Unix())
+		case 'X':
+			fmt.Fprint(&b, stamp(s.Atime).Unix())
+		case 'Y':
+			fmt.Fprint(&b, stamp(s.Mtime).Unix())
+		case 'Z':
+			fmt.Fprint(&b, stamp(s.Ctime).Unix())
+		case 'x', 'y', 'z':
+			ts := map[byte]int64{'x': s.Atime, 'y': s.Mtime, 'z': s.Ctime}[f[i]]
+			b.WriteString(stamp(ts).Format("2006-01-02 15:04:05.000000000 -0700"))
+		case 'W':
+			// The birth time is not modelled: stat(1) prints 0.
+			b.WriteString("0")
+		case 'w':
+			b.WriteString("-")
 		case '%':
 			b.WriteByte('%')
 		default:

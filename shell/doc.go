@@ -34,11 +34,18 @@
 // EACCES, with mount(8)'s warning. These are the only host files the
 // machine touches besides the script itself (image.go).
 //
+// Timestamps are the VFS's (vfs/atime.go): the machine's clock starts at
+// 2026-01-01 00:00:00 UTC and moves only with sleep (clock.go), reads and
+// readdir update atimes under the mount's policy (relatime by default;
+// strictatime, noatime, nodiratime; lazytime dirties with I_DIRTY_TIME),
+// writes, truncation, namespace changes, chmod, chown and touch move
+// mtime and ctime; stat, ls -l and date show them.
+//
 // Every syscall a command makes takes the machine's lock, runs on the
 // machine's one task with the task named after the command (as printk
 // shows it) and, under `trace on`, prints its function_graph and result on
 // standard error. One script and one seed give the same bytes: the clock
-// is fixed, inode numbers come from the filesystems' counters, and the
+// moves only with sleep, inode numbers come from the filesystems' counters, and the
 // kernel's random source (Kernel.Seed: fscrypt's file nonces, hence the
 // no-key names) and /dev/urandom are seeded with --seed.
 //

@@ -94,6 +94,7 @@ func cmdMkfs(c *cmd) int {
 // rest go to the filesystem as its option string.
 var genericMountOpts = map[string]bool{
 	"ro": true, "rw": true, "noatime": true, "relatime": true, "strictatime": true, "lazytime": true,
+	"nolazytime": true, "norelatime": true, "diratime": true,
 	"nodiratime": true, "atime": true, "defaults": true, "nosuid": true, "nodev": true, "noexec": true,
 	"suid": true, "dev": true, "exec": true, "sync": true, "async": true, "remount": true,
 }
@@ -202,6 +203,18 @@ func cmdMount(c *cmd) int {
 			return mountFail(c, r.dir, r.source)
 		}
 		c.m.mu.Lock()
+		mnt := r.m
+		if mnt == nil {
+			mnt = c.m.sys.RootMount()
+		}
+		// The atime flags stay as they are unless the remount names one
+		// (path_mount), and so does lazytime.
+		if fl, given := atimeFlags(generic, mnt.AtimeFlags()); given {
+			mnt.SetAtimeFlags(fl)
+		}
+		if l := lastOf(generic, "lazytime", "nolazytime"); l != "" {
+			mnt.SB.SetLazytime(l == "lazytime")
+		}
 		if ro {
 			generic = append(generic, "ro")
 		}
@@ -303,12 +316,49 @@ func cmdMount(c *cmd) int {
 		return mountFail(c, rest[1], rest[0])
 	}
 	m.SetReadonly(ro)
+	fl, _ := atimeFlags(generic, vfs.MNT_RELATIME)
+	m.SetAtimeFlags(fl)
+	m.SB.SetLazytime(lastOf(generic, "lazytime", "nolazytime") == "lazytime")
 	c.m.mu.Lock()
 	c.m.mounts = append(c.m.mounts, &mountRec{source: devName, dir: dir, fstype: fstype, opts: mountOptsString(generic, data), dev: d, m: m})
 	d.sb = nil
 	c.m.used = true
 	c.m.mu.Unlock()
 	return 0
+}
+
+// atimeFlags computes the mount's atime flags from mount(8)'s options in
+// order over the default def (path_mount: MS_NOATIME sets MNT_NOATIME,
+// MS_STRICTATIME clears MNT_RELATIME and MNT_NOATIME, relatime sets
+// MNT_RELATIME, nodiratime MNT_NODIRATIME; atime, norelatime and diratime
+// clear theirs). given reports whether any atime option was named.
+func atimeFlags(opts []string, def uint32) (uint32, bool) {
+	fl, given := def, false
+	for _, o := range opts {
+		given = given || o == "noatime" || o == "atime" || o == "relatime" || o == "norelatime" || o == "strictatime" || o == "nodiratime" || o == "diratime"
+	}
+	if given {
+		fl = vfs.MNT_RELATIME
+	}
+	for _, o := range opts {
+		switch o {
+		case "noatime":
+			fl |= vfs.MNT_NOATIME
+		case "atime":
+			fl &^= vfs.MNT_NOATIME
+		case "relatime":
+			fl |= vfs.MNT_RELATIME
+		case "norelatime":
+			fl &^= vfs.MNT_RELATIME
+		case "strictatime":
+			fl &^= vfs.MNT_RELATIME | vfs.MNT_NOATIME
+		case "nodiratime":
+			fl |= vfs.MNT_NODIRATIME
+		case "diratime":
+			fl &^= vfs.MNT_NODIRATIME
+		}
+	}
+	return fl, given
 }
 
 // lastOf returns the last of opts that is a or b ("" if neither is), as

@@ -391,13 +391,13 @@ type fileInfo struct {
 func (fi fileInfo) Name() string       { return fi.name }
 func (fi fileInfo) Size() int64        { return fi.st.Size }
 func (fi fileInfo) Mode() fs.FileMode  { return goMode(fi.st.Mode) }
-func (fi fileInfo) ModTime() time.Time { return fixedClock }
+func (fi fileInfo) ModTime() time.Time { return stamp(fi.st.Mtime) }
 func (fi fileInfo) IsDir() bool        { return fi.st.Mode&vfs.S_IFMT == vfs.S_IFDIR }
 func (fi fileInfo) Sys() any           { return fi.st }
 
-// fixedClock is the machine's time: timestamps are not modelled, so every
-// file shows this one, and one script gives the same output every run.
-var fixedClock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// stamp converts a timestamp of the machine (nanoseconds since the Unix
+// epoch) to a time.Time in UTC, the machine's time zone.
+func stamp(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 
 // goMode converts st_mode to an fs.FileMode.
 func goMode(mode uint32) fs.FileMode {

@@ -169,6 +169,7 @@ func (p *Proc) Chmod(t *kernel.Task, path string, mode uint32) (err error) {
 		mode &^= S_ISGID
 	}
 	inode.mode.Store(inode.Mode()&S_IFMT | mode)
+	inodeChanged(t, inode, false)
 	return nil
 }
 
@@ -212,5 +213,6 @@ func (p *Proc) Chgrp(t *kernel.Task, path string, gid uint32, follow bool) (err 
 		inode.mode.Store(m &^ S_ISUID)
 	}
 	inode.gid = gid
+	inodeChanged(t, inode, false)
 	return nil
 }

@@ -127,7 +127,11 @@ func vfsMkdir(t *kernel.Task, dir *Inode, d *Dentry, mode uint32) error {
 	if err := mayCreate(t, dir, d); err != nil {
 		return err
 	}
-	return dir.Op.Mkdir(t, dir, d, mode)
+	if err := dir.Op.Mkdir(t, dir, d, mode); err != nil {
+		return err
+	}
+	inodeChanged(t, dir, true)
+	return nil
 }
 
 // Rmdir is rmdir(2). Errors: ENOENT, ENOTDIR, ENOTEMPTY (also for a last
@@ -182,6 +186,7 @@ func vfsRmdir(t *kernel.Task, dir *Inode, d *Dentry) error {
 	if err := dir.Op.Rmdir(t, dir, d); err != nil {
 		return err
 	}
+	inodeChanged(t, dir, true)
 	dcache.ShrinkDcacheParent(t, d)
 	inode.SetFlags(S_DEAD)
 	dcache.DDelete(t, d)
@@ -255,6 +260,8 @@ func vfsUnlink(t *kernel.Task, dir *Inode, d *Dentry) error {
 	if err := dir.Op.Unlink(t, dir, d); err != nil {
 		return err
 	}
+	inodeChanged(t, dir, true)
+	inodeChanged(t, target, false)
 	dcache.DDelete(t, d)
 	return nil
 }
@@ -307,7 +314,12 @@ func vfsLink(t *kernel.Task, oldDentry *Dentry, dir *Inode, newDentry *Dentry) e
 	if inode.Nlink() == 0 {
 		return errno.ENOENT
 	}
-	return dir.Op.Link(t, oldDentry, dir, newDentry)
+	if err := dir.Op.Link(t, oldDentry, dir, newDentry); err != nil {
+		return err
+	}
+	inodeChanged(t, dir, true)
+	inodeChanged(t, inode, false)
+	return nil
 }
 
 // Symlink is symlink(2): a symlink at linkpath whose target is target.
@@ -335,7 +347,11 @@ func vfsSymlink(t *kernel.Task, dir *Inode, d *Dentry, target string) error {
 	if err := mayCreate(t, dir, d); err != nil {
 		return err
 	}
-	return dir.Op.Symlink(t, dir, d, target)
+	if err := dir.Op.Symlink(t, dir, d, target); err != nil {
+		return err
+	}
+	inodeChanged(t, dir, true)
+	return nil
 }
 
 // Readlink is readlink(2): the target of the symlink at path (not
@@ -577,6 +593,14 @@ func vfsRename(t *kernel.Task, oldDir *Inode, oldD *Dentry, newDir *Inode, newD 
 	}
 	if err := oldDir.Op.Rename(t, oldDir, oldD, newDir, newD, flags); err != nil {
 		return err
+	}
+	inodeChanged(t, oldDir, true)
+	if newDir != oldDir {
+		inodeChanged(t, newDir, true)
+	}
+	inodeChanged(t, source, false)
+	if target != nil {
+		inodeChanged(t, target, false)
 	}
 	if flags&RENAME_EXCHANGE == 0 && target != nil {
 		if isDir {

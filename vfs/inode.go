@@ -40,11 +40,15 @@ type Inode struct {
 	uid     uint32
 	gid     uint32
 	blkbits uint8
-	flags   atomic.Uint32 // i_flags: S_ENCRYPTED, S_CASEFOLD, S_DEAD, ...
-	nlink   atomic.Uint32
-	size    atomic.Int64
-	count   atomic.Int32 // i_count
-	link    atomic.Pointer[string]
+	// i_atime, i_mtime, i_ctime (nanoseconds since the Unix epoch) and
+	// i_state's dirty bits (atime.go).
+	atime, mtime, ctime atomic.Int64
+	dirty               atomic.Uint32
+	flags               atomic.Uint32 // i_flags: S_ENCRYPTED, S_CASEFOLD, S_DEAD, ...
+	nlink               atomic.Uint32
+	size                atomic.Int64
+	count               atomic.Int32 // i_count
+	link                atomic.Pointer[string]
 
 	// ilock orders the decision to evict against igrab (the inode_hash_lock
 	// and I_FREEING of the kernel).
@@ -67,7 +71,7 @@ type Inode struct {
 	// kernel's vfs_inode, or i_private).
 	Private any
 	// Pad to a multiple of the cache line.
-	_ [48]byte
+	_ [16]byte
 }
 
 // NewInode allocates an inode of sb (new_inode): mode is the file type and
@@ -80,6 +84,7 @@ func NewInode(t *kernel.Task, sb *SuperBlock, ino uint64, mode uint32) (*Inode, 
 	}
 	i := &Inode{ino: ino, sb: sb, blkbits: sb.blkbits}
 	i.mode.Store(mode)
+	stampNew(i)
 	i.count.Store(1)
 	i.nlink.Store(1)
 	return i, nil
@@ -97,6 +102,7 @@ func InodeInit(t *kernel.Task, i *Inode, sb *SuperBlock, ino uint64, mode uint32
 	}
 	i.ino, i.sb, i.blkbits, i.Private = ino, sb, sb.blkbits, private
 	i.mode.Store(mode)
+	stampNew(i)
 	i.count.Store(1)
 	i.nlink.Store(1)
 	return nil

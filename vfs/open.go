@@ -224,6 +224,7 @@ func (nd *nameidata) lookupOpen(f *File, op *openFlags) (*Dentry, error) {
 		dcache.Dput(nd.t, d)
 		return nil, err
 	}
+	inodeChanged(nd.t, dir, true)
 	return d, nil
 }
 
@@ -352,7 +353,14 @@ func handleTruncate(t *kernel.Task, f *File) error {
 // i_rwsem.
 func notifyChange(t *kernel.Task, d *Dentry, attr *Iattr) error {
 	defer t.Trace("notify_change")()
-	return d.Inode().Op.Setattr(t, d, attr)
+	if err := d.Inode().Op.Setattr(t, d, attr); err != nil {
+		return err
+	}
+	// do_truncate's ATTR_MTIME|ATTR_CTIME, which setattr_copy stores.
+	if attr.Valid&ATTR_SIZE != 0 {
+		inodeChanged(t, d.Inode(), true)
+	}
+	return nil
 }
 
 // Close is close(2). Errors: EBADF.

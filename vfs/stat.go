@@ -17,6 +17,8 @@ type Stat struct {
 	Size    int64
 	Blksize int64
 	Blocks  int64
+	// Atime, Mtime and Ctime are in nanoseconds since the Unix epoch.
+	Atime, Mtime, Ctime int64
 }
 
 // String is the canonical one-line dump.
@@ -31,6 +33,7 @@ func GenericFillattr(inode *Inode, st *Stat) {
 	st.Nlink = inode.Nlink()
 	st.UID = inode.uid
 	st.GID = inode.gid
+	st.Atime, st.Mtime, st.Ctime = inode.Atime(), inode.Mtime(), inode.Ctime()
 	st.Size = inode.Size()
 	st.Blksize = 1 << inode.blkbits
 	st.Blocks = (st.Size + 511) / 512

@@ -94,6 +94,8 @@ type SuperBlock struct {
 	dev         uint64
 	// rdonly is SB_RDONLY, from MS_RDONLY at mount and remount.
 	rdonly atomic.Bool
+	// lazytime is SB_LAZYTIME (atime.go).
+	lazytime atomic.Bool
 }
 
 // ReadOnly is sb_rdonly: the superblock was mounted or remounted
@@ -182,6 +184,9 @@ type Mount struct {
 	// (FMODE_WRITER), which a remount read-only waits for in vain
 	// (sb_prepare_remount_readonly's EBUSY).
 	writers atomic.Int64
+	// atimeFlags are MNT_NOATIME, MNT_NODIRATIME and MNT_RELATIME
+	// (atime.go).
+	atimeFlags atomic.Uint32
 }
 
 // SetReadonly sets or clears MNT_READONLY unconditionally; a remount goes
@@ -242,6 +247,8 @@ type System struct {
 	rootMnt *Mount
 	nextPID atomic.Int64
 	nextDev atomic.Uint64
+	// clock is the machine's clock (atime.go).
+	clock atomic.Int64
 }
 
 // NewSystem returns a machine on k with the Crypto API api (a new one when
@@ -253,6 +260,7 @@ func NewSystem(k *kernel.Kernel, api *crypto.API, cfg Config) *System {
 	dc := cfg.Dcache
 	dc.Inodes = inodeOps
 	s := &System{K: k, Crypto: api, Dcache: dcache.NewCache(dc)}
+	s.clock.Store(ClockEpoch)
 	m := map[mountKey]*Mount{}
 	s.mounts.Store(&m)
 	return s
@@ -352,6 +360,7 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 	}
 	m = &Mount{SB: sb, Root: sb.Root}
 	m.readonly.Store(opts.ReadOnly)
+	m.atimeFlags.Store(MNT_RELATIME)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if first {
