@@ -47,6 +47,8 @@ func init() {
 		"chown":          cmdChown,
 		"chgrp":          cmdChgrp,
 		"groups":         cmdGroups,
+		"mknod":          cmdMknod,
+		"mkfifo":         cmdMkfifo,
 		"id":             cmdID,
 		"whoami":         cmdWhoami,
 		"sleep":          cmdSleep,

@@ -116,7 +116,12 @@ func (m *Machine) boot() error {
 	m.rnd = nil
 	m.evSnap = t.Ev.Clone()
 	for _, d := range []string{"/mnt", "/mnt/scratch", "/mnt/test", "/tmp", "/proc", "/proc/sys", "/proc/sys/vm", "/sys", "/dev", "/etc", "/root", "/home"} {
-		if err := p.Mkdir(t, d, 0o755); err != nil {
+		// /tmp is world-writable and sticky, as on any distribution.
+		mode := uint32(0o755)
+		if d == "/tmp" {
+			mode = 0o1777
+		}
+		if err := p.Mkdir(t, d, mode); err != nil {
 			return fmt.Errorf("mkdir %s: %w", d, err)
 		}
 	}

@@ -181,7 +181,8 @@ its own group, fsgqa and fsgqa2 also in users (100); su -g/-G (root).
 Commands:
   coreutils   ls cat mkdir rmdir rm mv ln touch stat readlink truncate head
               tail cp dd md5sum sha256sum wc diff cmp sort uniq tr cut seq
-              tee chown chgrp chmod basename dirname id groups whoami env
+              tee chown chgrp chmod mknod mkfifo basename dirname id groups
+              whoami env
   text        grep egrep sed awk (the filters' subset) od xxd find xargs sh
   e2fsprogs   chattr lsattr mkfs.ext4 blkid    f2fs-tools  mkfs.f2fs
   util-linux  mount umount su dmesg uname date sleep sync blockdev

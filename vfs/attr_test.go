@@ -146,3 +146,32 @@ func TestReadOnlyDeviceAndRemount(t *testing.T) {
 		t.Fatalf("remount,rw of a write-protected device: %v, want EACCES", err)
 	}
 }
+
+// TestMknodRules: may_mknod's answers, and EPERM from vfs_mknod on a
+// filesystem without ->mknod (the model's ext4 has none yet).
+func TestMknodRules(t *testing.T) {
+	tk, sys, p, _ := umountMachine(t)
+	for _, c := range []struct {
+		name string
+		mode uint32
+		want error
+	}{
+		{"/mnt/r", 0o644, nil},
+		{"/mnt/d", vfs.S_IFDIR | 0o755, errno.EPERM},
+		{"/mnt/bad", 0o170000 | 0o644, errno.EINVAL},
+		{"/mnt/fifo", vfs.S_IFIFO | 0o644, errno.EPERM},
+		{"/mnt/r", vfs.S_IFIFO | 0o644, errno.EEXIST},
+	} {
+		if err := p.Mknod(tk, c.name, c.mode, 0); err != c.want {
+			t.Errorf("mknod %s %#o: %v, want %v", c.name, c.mode, err, c.want)
+		}
+	}
+	if st, err := p.Stat(tk, "/mnt/r"); err != nil || st.Mode != vfs.S_IFREG|0o644 {
+		t.Errorf("mknod of a regular file: %v %#o", err, st.Mode)
+	}
+	asUser(tk, sys, &kernel.Cred{UID: 1000, GID: 1000}, func(u *vfs.Proc) {
+		if err := u.Mknod(tk, "/tmp-none/x", vfs.S_IFCHR|0o600, 0x0103); err != errno.ENOENT {
+			t.Errorf("mknod under a missing directory: %v, want ENOENT", err)
+		}
+	})
+}
