@@ -38,14 +38,6 @@ type Shell struct {
 	prelude *syntax.File
 }
 
-// uidKey carries the uid of the process a command runs as (su).
-type uidKey struct{}
-
-func uidOf(ctx context.Context) uint32 {
-	uid, _ := ctx.Value(uidKey{}).(uint32)
-	return uid
-}
-
 // noFifoDir is the runner's $TMPDIR: the interpreter opens files in it
 // with the host's os.OpenFile, bypassing the open handler, so it names a
 // directory the host cannot create files in.

@@ -119,7 +119,7 @@ func identOf(ctx context.Context) ident {
 
 // withIdent makes ctx run as id.
 func withIdent(ctx context.Context, id ident) context.Context {
-	return context.WithValue(context.WithValue(ctx, uidKey{}, id.uid), identKey{}, id)
+	return context.WithValue(ctx, identKey{}, id)
 }
 
 // cmdGroups is groups(1): the groups of the calling process, or of the
