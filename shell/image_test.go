@@ -31,8 +31,8 @@ func TestImageBytesRoundTrip(t *testing.T) {
 	img := hostImage(t, 64<<10)
 	before, _ := os.ReadFile(img)
 	got, st := runScript(t, "", "--image", img+":/dev/vdc", "--writable", "-c",
-		`blockdev --getsize64 --getro /dev/vdc; printf 'vfslab!' | dd of=/dev/vdc bs=1 seek=5000 conv=notrunc status=none; sync; dd if=/dev/vdc bs=1 skip=4999 count=9 status=none | od -An -c`)
-	if st != 0 || got != "65536\n0\n 346   v   f   s   l   a   b   ! 356\n" {
+		`blockdev --getsize64 --getro /dev/vdc; printf 'vfslab!' | dd of=/dev/vdc bs=1 seek=5000 conv=notrunc status=none; sync; dd if=/dev/vdc bs=1 skip=4999 count=9 status=none | od -An -c; xxd -s 5000 -l 7 /dev/vdc`)
+	if st != 0 || got != "65536\n0\n 346   v   f   s   l   a   b   ! 356\n00001388: 7666 736c 6162 21                        vfslab!\n" {
 		t.Fatalf("output %q status %d", got, st)
 	}
 	after, _ := os.ReadFile(img)
