@@ -175,3 +175,22 @@ func TestMknodRules(t *testing.T) {
 		}
 	})
 }
+
+// TestMountBugReleasesDevice: a fill_super that dies in a BUG fails the
+// mount with the recovered report, and the device is not left claimed
+// (the next mount of it is not EBUSY).
+func TestMountBugReleasesDevice(t *testing.T) {
+	tk, sys, p, _ := umountMachine(t)
+	boom := &vfs.FileSystemType{Name: "boom", RequiresDev: true, FillSuper: func(t *kernel.Task, sb *vfs.SuperBlock, data string) error {
+		var b []byte
+		b[3] = 1 // index out of range: a KASAN-like report
+		return nil
+	}}
+	dev := vfs.NewBlockDevice()
+	for i := 0; i < 2; i++ {
+		_, err := sys.Mount(tk, p, boom, "/mnt", vfs.MountOptions{Source: "vdc", Device: dev})
+		if err == nil || err == errno.EBUSY {
+			t.Fatalf("mount %d of a filesystem whose fill_super dies: %v, want the recovered report", i+1, err)
+		}
+	}
+}

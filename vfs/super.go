@@ -317,6 +317,7 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 	if sb.id == "" {
 		sb.id = "none"
 	}
+	mounted := false
 	if fs.RequiresDev {
 		if opts.Device == nil {
 			return nil, errno.ENOTBLK
@@ -331,8 +332,11 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 		if !opts.Device.claim() {
 			return nil, errno.EBUSY
 		}
+		// The claim ends unless the mount succeeds, also when fill_super
+		// dies in a BUG that t.Recover turns into an error (that deferred
+		// call runs after this one, so err is not yet set here).
 		defer func() {
-			if err != nil {
+			if !mounted {
 				opts.Device.release()
 			}
 		}()
@@ -368,11 +372,13 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 			return nil, errno.EBUSY
 		}
 		s.rootMnt = m
+		mounted = true
 		return m, nil
 	}
 	if err := s.attachMnt(t, m, mp); err != nil {
 		return nil, err
 	}
+	mounted = true
 	return m, nil
 }
 
