@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vfslab/vfslab/patch"
 )
 
 // hostImage writes a host image of size bytes, each byte its offset mod
@@ -143,5 +145,50 @@ func TestImageKeptAcrossPatches(t *testing.T) {
 	got, st := runScript(t, "", "--image", img+":/dev/vde", "-c", `patches fscrypt-file-open=v2; blockdev --getsize64 --getro /dev/vde`)
 	if st != 0 || got != "8192\n1\n" {
 		t.Fatalf("%q status %d", got, st)
+	}
+}
+
+// TestWritableImageWrittenBack: through the Go API, a writable image's
+// file keeps its bytes until sync (or Close) writes the device back, and
+// a read-only one never changes. (umount's write-back needs a filesystem
+// that mounts an image, which the model's ext4 and f2fs do not yet.)
+func TestWritableImageWrittenBack(t *testing.T) {
+	rw, ro := hostImage(t, 8192), hostImage(t, 8192)
+	orig, _ := os.ReadFile(rw)
+	m, err := NewMachine(patch.Set{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AttachImage("/dev/vdb", rw, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AttachImage("/dev/vdc", ro, false); err != nil {
+		t.Fatal(err)
+	}
+	s := &Shell{m: m, fstyp: "ext4"}
+	var out bytes.Buffer
+	run := func(script string) {
+		t.Helper()
+		if st := s.run(strings.NewReader(script), "test", strings.NewReader(""), &out, &out, nil); st != 0 {
+			t.Fatalf("%q: status %d, %q", script, st, out.String())
+		}
+	}
+	run(`printf abcd | dd of=/dev/vdb conv=notrunc status=none; blockdev --setrw /dev/vdc; printf efgh | dd of=/dev/vdc conv=notrunc status=none`)
+	if b, _ := os.ReadFile(rw); !bytes.Equal(b, orig) {
+		t.Fatal("the image changed before sync")
+	}
+	run(`sync`)
+	if b, _ := os.ReadFile(rw); string(b[:4]) != "abcd" {
+		t.Fatalf("after sync the image starts %q, want abcd", b[:4])
+	}
+	run(`printf wxyz | dd of=/dev/vdb conv=notrunc status=none`)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(rw); string(b[:4]) != "wxyz" {
+		t.Fatalf("after Close the image starts %q, want wxyz", b[:4])
+	}
+	if b, _ := os.ReadFile(ro); !bytes.Equal(b, orig) {
+		t.Fatal("a read-only image was written back")
 	}
 }
