@@ -11,6 +11,10 @@ import "fmt"
 type Cred struct {
 	// UID is the fsuid.
 	UID uint32
+	// GID is the fsgid and Groups the supplementary groups (group_info),
+	// which in_group_p searches.
+	GID    uint32
+	Groups []uint32
 	// CapSysAdmin and CapFowner are CAP_SYS_ADMIN and CAP_FOWNER in
 	// cap_effective.
 	CapSysAdmin bool
@@ -33,6 +37,20 @@ type KeyringLookup interface {
 	// Errors: ENOKEY when there is no such key, EKEYREVOKED when it was
 	// revoked.
 	RequestKey(typ, desc string) ([]byte, error)
+}
+
+// InGroupP is kernel/groups.c in_group_p: gid is the fsgid or one of
+// the supplementary groups.
+func (c *Cred) InGroupP(gid uint32) bool {
+	if c.GID == gid {
+		return true
+	}
+	for _, g := range c.Groups {
+		if g == gid {
+			return true
+		}
+	}
+	return false
 }
 
 // RootCred is init's credentials: uid 0 with every capability.

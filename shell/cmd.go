@@ -23,6 +23,7 @@ type cmd struct {
 	ctx  context.Context
 	dir  string
 	uid  uint32
+	id   ident
 	name string
 	args []string
 	in   io.Reader
@@ -44,11 +45,16 @@ func init() {
 		"xargs":          cmdXargs,
 		"chmod":          cmdChmod,
 		"chown":          cmdChown,
+		"chgrp":          cmdChgrp,
+		"groups":         cmdGroups,
+		"mknod":          cmdMknod,
+		"mkfifo":         cmdMkfifo,
 		"id":             cmdID,
 		"whoami":         cmdWhoami,
-		"sleep":          func(*cmd) int { return 0 },
+		"sleep":          cmdSleep,
 		"sync":           cmdSync,
-		"date":           func(c *cmd) int { fmt.Fprintln(c.out, fixedClock.Format("Mon Jan _2 15:04:05 MST 2006")); return 0 },
+		"blockdev":       cmdBlockdev,
+		"date":           cmdDate,
 		"dmesg":          cmdDmesg,
 		"uname":          cmdUname,
 		"basename":       cmdBasename,
@@ -74,19 +80,19 @@ func (c *cmd) errf(format string, args ...any) {
 // sys runs one syscall as the command's process.
 func (c *cmd) sys(desc string, fn func(t *kernel.Task, p *vfs.Proc) (int64, error)) (int64, error) {
 	c.m.mu.Lock()
-	p := c.m.proc(c.uid)
+	p := c.m.procFor(c.id)
 	c.m.mu.Unlock()
 	return c.m.call(c.errw, p, c.name, desc, func(t *kernel.Task) (int64, error) { return fn(t, p) })
 }
 
 // open opens p as the command's process.
 func (c *cmd) open(p string, flags int, mode uint32) (*vfsFile, error) {
-	return c.m.openFile(c.errw, c.uid, c.name, c.abs(p), flags, mode)
+	return c.m.openFile(c.errw, c.id, c.name, c.abs(p), flags, mode)
 }
 
 // stat is stat(2) (follow) or lstat(2).
 func (c *cmd) stat(p string, follow bool) (vfs.Stat, error) {
-	return c.m.stat(c.errw, c.uid, c.name, c.abs(p), follow)
+	return c.m.stat(c.errw, c.id, c.name, c.abs(p), follow)
 }
 
 // readAll reads a whole file ("-": standard input).
@@ -103,6 +109,12 @@ func (c *cmd) readAll(p string) ([]byte, error) {
 		return []byte(c.m.procMounts()), nil
 	case dropCachesPath:
 		return []byte("0\n"), nil
+	}
+	if bdev := c.m.device(c.abs(p)); bdev != nil {
+		return io.ReadAll(&devFile{bdev: bdev})
+	}
+	if pf, ok := c.m.faultFile(c.abs(p)); ok {
+		return io.ReadAll(c.m.openProcFile(pf))
 	}
 	f, err := c.open(p, vfs.O_RDONLY, 0)
 	if err != nil {
@@ -121,6 +133,13 @@ func (c *cmd) writeFile(p string, data []byte, flags int) error {
 	}
 	if c.abs(p) == "/dev/null" {
 		return nil
+	}
+	if pf, ok := c.m.faultFile(c.abs(p)); ok {
+		f := c.m.openProcFile(pf)
+		if _, err := f.Write(data); err != nil {
+			return err
+		}
+		return f.Close()
 	}
 	f, err := c.open(p, flags, 0o644)
 	if err != nil {
@@ -288,7 +307,7 @@ func cmdFd(c *cmd) int {
 			fmt.Fprintf(c.errw, "sh: unsupported redirection %s on descriptor %d\n", op, n)
 			return 1
 		}
-		f, err := c.m.openFile(c.errw, 0, "sh", c.abs(word), flags, 0o644)
+		f, err := c.m.openFile(c.errw, rootIdent, "sh", c.abs(word), flags, 0o644)
 		if err != nil {
 			fmt.Fprintf(c.errw, "sh: %s: %s\n", word, strerror(err))
 			return 1
@@ -305,12 +324,31 @@ func cmdFd(c *cmd) int {
 func cmdSu(c *cmd) int {
 	var user, command string
 	var rest []string
+	var primary uint32
+	var supp []uint32
+	hasPrimary := false
 	for i := 0; i < len(c.args); i++ {
 		switch a := c.args[i]; {
 		case a == "-c" && i+1 < len(c.args):
 			command = c.args[i+1]
 			i++
 		case a == "-s" && i+1 < len(c.args):
+			i++
+		case (a == "-g" || a == "-G" || a == "--group" || a == "--supp-group") && i+1 < len(c.args):
+			gid, ok := lookupGroup(c.args[i+1])
+			if !ok {
+				fmt.Fprintf(c.errw, "su: group %s does not exist\n", c.args[i+1])
+				return 1
+			}
+			if c.uid != 0 {
+				fmt.Fprintln(c.errw, "su: only root can specify alternative groups")
+				return 1
+			}
+			if a == "-g" || a == "--group" {
+				primary, hasPrimary = gid, true
+			} else {
+				supp = append(supp, gid)
+			}
 			i++
 		case a == "-" || a == "-l" || a == "-m" || a == "-p":
 		default:
@@ -331,6 +369,20 @@ func cmdSu(c *cmd) int {
 			return 1
 		}
 	}
+	// su's groups: the user's (initgroups); -g sets the primary group
+	// and -G adds supplementary ones (util-linux su, root only). With -g
+	// and no -G the supplementary groups are just the primary one.
+	id := userIdent(uid)
+	if hasPrimary {
+		id.gid = primary
+		gids := []uint32{primary}
+		if len(supp) == 0 {
+			id.groups = gidList(gids)
+		}
+	}
+	if len(supp) > 0 {
+		id.groups = gidList(append([]uint32{id.gid}, supp...))
+	}
 	var src io.Reader = strings.NewReader(command)
 	if command == "" {
 		src = c.in
@@ -350,10 +402,11 @@ func cmdSu(c *cmd) int {
 		return 1
 	}
 	r.Dir = c.dir
+	ctx := withIdent(c.ctx, id)
 	if c.s.prelude != nil {
-		r.Run(context.WithValue(c.ctx, uidKey{}, uid), c.s.prelude)
+		r.Run(ctx, c.s.prelude)
 	}
-	return exitCode(r.Run(context.WithValue(c.ctx, uidKey{}, uid), f), c.errw)
+	return exitCode(r.Run(ctx, f), c.errw)
 }
 
 // cmdSh is `sh -c COMMAND [NAME [ARGS...]]` and `sh` reading commands
@@ -401,7 +454,7 @@ func cmdSh(c *cmd) int {
 		return 1
 	}
 	r.Dir = c.dir
-	ctx := context.WithValue(c.ctx, uidKey{}, c.uid)
+	ctx := withIdent(c.ctx, c.id)
 	if c.s.prelude != nil {
 		r.Run(ctx, c.s.prelude)
 	}
@@ -470,36 +523,186 @@ func cmdXargs(c *cmd) int {
 	return st
 }
 
-// cmdChmod is chmod(1) as far as the model goes: it checks the mode and
-// that each file exists. The model's filesystems have no permission checks
-// and keep the mode a file was created with (their ->setattr handles only
-// ATTR_SIZE), so the mode is not changed.
+// cmdChmod is chmod(1): MODE is octal or symbolic ([ugoa]*[-+=][rwxXst]*
+// or [ugo], comma-separated; without ugoa the umask, 022, is respected as
+// coreutils does), applied with chmod(2) to each FILE (-R: and below each
+// directory; symlinks found there are not followed, as chmod -R does).
 func cmdChmod(c *cmd) int {
 	var args []string
-	for _, a := range c.args {
-		if a != "-R" && a != "-f" && a != "-v" {
+	recursive, verbose, quiet := false, false, false
+	for i, a := range c.args {
+		switch {
+		case a == "--":
+			args = append(args, c.args[i+1:]...)
+		case a == "-R" || a == "--recursive":
+			recursive = true
+		case a == "-v" || a == "-c":
+			verbose = a == "-v"
+		case a == "-f" || a == "--silent" || a == "--quiet":
+			quiet = true
+		default:
 			args = append(args, a)
+			continue
+		}
+		if a == "--" {
+			break
 		}
 	}
 	if len(args) < 2 {
-		c.errf("missing operand")
+		if len(args) == 0 {
+			c.errf("missing operand")
+		} else {
+			c.errf("missing operand after '%s'", args[0])
+		}
 		fmt.Fprintf(c.errw, "Try 'chmod --help' for more information.\n")
 		return 1
 	}
-	mode := args[0]
-	if strings.Trim(mode, "01234567") != "" && strings.Trim(mode, "ugoa+-=rwxXst,") != "" {
-		c.errf("invalid mode: '%s'", mode)
+	spec := args[0]
+	if _, ok := applyMode(spec, 0, false); !ok {
+		c.errf("invalid mode: '%s'", spec)
 		fmt.Fprintf(c.errw, "Try 'chmod --help' for more information.\n")
 		return 1
 	}
 	st := 0
-	for _, a := range args[1:] {
-		if _, err := c.stat(a, true); err != nil {
-			c.errf("cannot access '%s': %s", a, strerror(err))
+	var walk func(p string, top bool)
+	walk = func(p string, top bool) {
+		s, err := c.stat(p, top)
+		if err != nil {
+			if !quiet {
+				c.errf("cannot access '%s': %s", p, strerror(err))
+			}
 			st = 1
+			return
+		}
+		if s.Mode&vfs.S_IFMT == vfs.S_IFLNK {
+			return
+		}
+		mode, _ := applyMode(spec, s.Mode, s.Mode&vfs.S_IFMT == vfs.S_IFDIR)
+		ap := c.abs(p)
+		_, err = c.sys(fmt.Sprintf("fchmodat(AT_FDCWD, %q, %#o)", ap, mode), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
+			return 0, pr.Chmod(t, ap, mode)
+		})
+		if err != nil {
+			if !quiet {
+				c.errf("changing permissions of '%s': %s", p, strerror(err))
+			}
+			st = 1
+		} else if verbose {
+			fmt.Fprintf(c.out, "mode of '%s' changed from %04o (%s) to %04o (%s)\n", p, s.Mode&0o7777, modeString(s.Mode)[1:], mode, modeString(s.Mode&vfs.S_IFMT | mode)[1:])
+		}
+		if recursive && s.Mode&vfs.S_IFMT == vfs.S_IFDIR {
+			ents, err := c.m.readDir(c.errw, c.id, c.name, ap)
+			if err != nil {
+				if !quiet {
+					c.errf("cannot read directory '%s': %s", p, strerror(err))
+				}
+				st = 1
+				return
+			}
+			for _, e := range ents {
+				if e.Name != "." && e.Name != ".." {
+					walk(strings.TrimSuffix(p, "/")+"/"+e.Name, false)
+				}
+			}
 		}
 	}
+	for _, a := range args[1:] {
+		walk(a, true)
+	}
 	return st
+}
+
+// applyMode applies chmod's MODE to old (the file's i_mode; isDir for X
+// and for keeping a directory's set-id bits under an octal mode, as
+// coreutils does) and returns the new permission bits.
+func applyMode(spec string, old uint32, isDir bool) (uint32, bool) {
+	const umask = 0o022
+	cur := old & 0o7777
+	if spec != "" && strings.Trim(spec, "01234567") == "" {
+		if len(spec) > 5 {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(spec, 8, 32)
+		if err != nil || n > 0o7777 {
+			return 0, false
+		}
+		m := uint32(n)
+		if isDir && len(spec) < 5 {
+			// Fewer than five digits keep a directory's set-id bits.
+			m |= cur & (vfs.S_ISUID | vfs.S_ISGID)
+		}
+		return m, true
+	}
+	for _, clause := range strings.Split(spec, ",") {
+		i := 0
+		var who uint32
+		for i < len(clause) && strings.IndexByte("ugoa", clause[i]) >= 0 {
+			who |= map[byte]uint32{'u': 0o4700, 'g': 0o2070, 'o': 0o1007, 'a': 0o7777}[clause[i]]
+			i++
+		}
+		if i == len(clause) {
+			return 0, false
+		}
+		masked := who == 0
+		if masked {
+			who = 0o7777
+		}
+		for i < len(clause) {
+			op := clause[i]
+			if op != '+' && op != '-' && op != '=' {
+				return 0, false
+			}
+			i++
+			var perm uint32
+			switch {
+			case i < len(clause) && strings.IndexByte("ugo", clause[i]) >= 0:
+				shift := map[byte]uint{'u': 6, 'g': 3, 'o': 0}[clause[i]]
+				b := (cur >> shift) & 7
+				perm = b<<6 | b<<3 | b
+				i++
+			default:
+				for i < len(clause) && strings.IndexByte("rwxXst", clause[i]) >= 0 {
+					switch clause[i] {
+					case 'r':
+						perm |= 0o444
+					case 'w':
+						perm |= 0o222
+					case 'x':
+						perm |= 0o111
+					case 'X':
+						if isDir || cur&0o111 != 0 {
+							perm |= 0o111
+						}
+					case 's':
+						perm |= vfs.S_ISUID | vfs.S_ISGID
+					case 't':
+						perm |= vfs.S_ISVTX
+					}
+					i++
+				}
+			}
+			bits := perm & who
+			if masked {
+				bits &^= umask
+			}
+			switch op {
+			case '+':
+				cur |= bits
+			case '-':
+				cur &^= bits
+			case '=':
+				keep := ^who & 0o7777
+				if masked {
+					keep = 0
+				}
+				if isDir {
+					keep |= cur & (vfs.S_ISUID | vfs.S_ISGID) &^ (perm & who)
+				}
+				cur = cur&keep | bits
+			}
+		}
+	}
+	return cur, true
 }
 
 // cmdChown is chown(1) for the owner (OWNER[:GROUP]; groups are not
@@ -514,28 +717,86 @@ func cmdChown(c *cmd) int {
 		fmt.Fprintf(c.errw, "Try 'chown --help' for more information.\n")
 		return 1
 	}
-	owner, _, _ := strings.Cut(args[0], ":")
-	uid, known := users[owner]
-	if !known {
-		n, err := strconv.ParseUint(owner, 10, 32)
-		if err != nil {
-			c.errf("invalid user: '%s'", args[0])
+	owner, group, hasGroup := strings.Cut(args[0], ":")
+	if !hasGroup {
+		owner, group, hasGroup = strings.Cut(args[0], ".")
+	}
+	var uid uint32
+	if owner != "" {
+		var known bool
+		uid, known = users[owner]
+		if !known {
+			n, err := strconv.ParseUint(owner, 10, 32)
+			if err != nil {
+				c.errf("invalid user: '%s'", args[0])
+				return 1
+			}
+			uid = uint32(n)
+		}
+	}
+	var gid uint32
+	if hasGroup && group == "" && owner != "" {
+		// OWNER: is OWNER and OWNER's login group.
+		gid, group = userIdent(uid).gid, "login"
+	} else if group != "" {
+		var ok bool
+		if gid, ok = lookupGroup(group); !ok {
+			c.errf("invalid group: '%s'", args[0])
 			return 1
 		}
-		uid = uint32(n)
 	}
+	return c.chownFiles(args[1:], owner != "", uid, group != "", gid, opts['h'] == "", "ownership")
+}
+
+// chownFiles is chown(2) (lchown(2) unless follow) of each file: the
+// owner when setUID, the group when setGID.
+func (c *cmd) chownFiles(files []string, setUID bool, uid uint32, setGID bool, gid uint32, follow bool, what string) int {
 	st := 0
-	for _, a := range args[1:] {
+	for _, a := range files {
 		p := c.abs(a)
-		_, err := c.sys(fmt.Sprintf("fchownat(%q, %d)", p, uid), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
-			return 0, pr.Chown(t, p, uid, opts['h'] == "")
+		uidArg, gidArg := int64(-1), int64(-1)
+		if setUID {
+			uidArg = int64(uid)
+		}
+		if setGID {
+			gidArg = int64(gid)
+		}
+		_, err := c.sys(fmt.Sprintf("fchownat(%q, %d, %d)", p, uidArg, gidArg), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
+			if setUID {
+				if err := pr.Chown(t, p, uid, follow); err != nil {
+					return 0, err
+				}
+			}
+			if setGID {
+				return 0, pr.Chgrp(t, p, gid, follow)
+			}
+			return 0, nil
 		})
 		if err != nil {
-			c.errf("changing ownership of '%s': %s", a, strerror(err))
+			c.errf("changing %s of '%s': %s", what, a, strerror(err))
 			st = 1
 		}
 	}
 	return st
+}
+
+// cmdChgrp is chgrp(1): GROUP for each FILE (chown(2) with uid -1).
+func cmdChgrp(c *cmd) int {
+	opts, args, ok := c.flags("hRfv", "", "[OPTION]... GROUP FILE...")
+	if !ok {
+		return 1
+	}
+	if len(args) < 2 {
+		c.errf("missing operand")
+		fmt.Fprintf(c.errw, "Try 'chgrp --help' for more information.\n")
+		return 1
+	}
+	gid, ok := lookupGroup(args[0])
+	if !ok {
+		c.errf("invalid group: '%s'", args[0])
+		return 1
+	}
+	return c.chownFiles(args[1:], false, 0, true, gid, opts['h'] == "", "group")
 }
 
 func userName(uid uint32) string {
@@ -555,19 +816,37 @@ func cmdID(c *cmd) int {
 	switch {
 	case opts['u'] != "" && opts['n'] != "":
 		fmt.Fprintln(c.out, userName(c.uid))
-	case opts['u'] != "", opts['g'] != "":
+	case opts['u'] != "":
 		fmt.Fprintln(c.out, c.uid)
+	case opts['g'] != "" && opts['n'] != "":
+		fmt.Fprintln(c.out, groupName(c.id.gid))
+	case opts['g'] != "":
+		fmt.Fprintln(c.out, c.id.gid)
 	default:
-		fmt.Fprintf(c.out, "uid=%d(%s) gid=%d(%s) groups=%d(%s)\n", c.uid, userName(c.uid), c.uid, userName(c.uid), c.uid, userName(c.uid))
+		var gs []string
+		for _, g := range c.id.groupIDs() {
+			gs = append(gs, fmt.Sprintf("%d(%s)", g, groupName(g)))
+		}
+		fmt.Fprintf(c.out, "uid=%d(%s) gid=%d(%s) groups=%s\n", c.uid, userName(c.uid), c.id.gid, groupName(c.id.gid), strings.Join(gs, ","))
 	}
 	return 0
 }
 
 func cmdWhoami(c *cmd) int { fmt.Fprintln(c.out, userName(c.uid)); return 0 }
 
-// cmdSync is sync(1): the model writes pages back as soon as they change,
-// so there is nothing to flush.
-func cmdSync(c *cmd) int { return 0 }
+// cmdSync is sync(1): the model writes pages back to the device as soon
+// as they change, so what is left to flush is the devices themselves: a
+// writable attached image is written back to its host file.
+func cmdSync(c *cmd) int {
+	c.m.mu.Lock()
+	err := c.m.syncImages()
+	c.m.mu.Unlock()
+	if err != nil {
+		fmt.Fprintf(c.errw, "sync: %v\n", err)
+		return 1
+	}
+	return 0
+}
 
 // cmdDmesg prints the kernel log; -c clears it.
 func cmdDmesg(c *cmd) int {

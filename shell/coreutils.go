@@ -86,7 +86,7 @@ func cmdLs(c *cmd) int {
 }
 
 func (c *cmd) lsDir(d lsEntry, opts map[byte]string) int {
-	ents, err := c.m.readDir(c.errw, c.uid, c.name, d.path)
+	ents, err := c.m.readDir(c.errw, c.id, c.name, d.path)
 	if err != nil {
 		c.errf("cannot open directory '%s': %s", d.name, strerror(err))
 		return 2
@@ -151,8 +151,7 @@ func (c *cmd) lsPrint(list []lsEntry, opts map[byte]string) {
 			fmt.Fprintf(&b, "%*d ", inoW, e.st.Ino)
 		}
 		if opts['l'] != "" {
-			u := userName(e.st.UID)
-			fmt.Fprintf(&b, "%s %*d %s %s %*d %s ", modeString(e.st.Mode), linkW, e.st.Nlink, u, u, sizeW, e.st.Size, fixedClock.Format("Jan _2 15:04"))
+			fmt.Fprintf(&b, "%s %*d %s %s %*d %s ", modeString(e.st.Mode), linkW, e.st.Nlink, userName(e.st.UID), groupName(e.st.GID), sizeW, e.st.Size, stamp(e.st.Mtime).Format("Jan _2 15:04"))
 		}
 		b.WriteString(e.name)
 		if opts['F'] != "" {
@@ -523,7 +522,7 @@ func (c *cmd) remove(a string, rec, emptyDirs bool) error {
 		}
 		return errno.EISDIR
 	}
-	ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(a))
+	ents, err := c.m.readDir(c.errw, c.id, c.name, c.abs(a))
 	if err != nil {
 		return err
 	}
@@ -557,16 +556,26 @@ func cmdTouch(c *cmd) int {
 	}
 	st := 0
 	for _, a := range args {
+		// touch opens (creating) the file, then sets its times to now
+		// (utimensat with UTIME_NOW); a directory is EISDIR to the
+		// open, and only the times change.
 		f, err := c.open(a, vfs.O_WRONLY|vfs.O_CREAT, 0o644)
 		if err != nil {
-			if e, ok := errno.Of(err); ok && e == errno.EISDIR {
+			if e, ok := errno.Of(err); !ok || e != errno.EISDIR {
+				c.errf("cannot touch '%s': %s", a, strerror(err))
+				st = 1
 				continue
 			}
-			c.errf("cannot touch '%s': %s", a, strerror(err))
-			st = 1
-			continue
+		} else {
+			f.Close()
 		}
-		f.Close()
+		p := c.abs(a)
+		if _, err := c.sys(fmt.Sprintf("utimensat(AT_FDCWD, %q, NULL, 0)", p), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
+			return 0, pr.Utimens(t, p, true)
+		}); err != nil {
+			c.errf("setting times of '%s': %s", a, strerror(err))
+			st = 1
+		}
 	}
 	return st
 }
@@ -793,10 +802,9 @@ func cmdStat(c *cmd) int {
 		fmt.Fprintf(c.out, "  File: %s\n", name)
 		fmt.Fprintf(c.out, "  Size: %-15d Blocks: %-10d IO Block: %-6d %s\n", s.Size, s.Blocks, s.Blksize, fileType(s.Mode, s.Size))
 		fmt.Fprintf(c.out, "Device: %d,%d\tInode: %-11d Links: %d\n", s.Dev>>8, s.Dev&0xff, s.Ino, s.Nlink)
-		u := userName(s.UID)
-		fmt.Fprintf(c.out, "Access: (%04o/%s)  Uid: (%5d/%8s)   Gid: (%5d/%8s)\n", s.Mode&0o7777, modeString(s.Mode), s.UID, u, s.UID, u)
-		ts := fixedClock.Format("2006-01-02 15:04:05.000000000 -0700")
-		fmt.Fprintf(c.out, "Access: %s\nModify: %s\nChange: %s\n Birth: -\n", ts, ts, ts)
+		fmt.Fprintf(c.out, "Access: (%04o/%s)  Uid: (%5d/%8s)   Gid: (%5d/%8s)\n", s.Mode&0o7777, modeString(s.Mode), s.UID, userName(s.UID), s.GID, groupName(s.GID))
+		const layout = "2006-01-02 15:04:05.000000000 -0700"
+		fmt.Fprintf(c.out, "Access: %s\nModify: %s\nChange: %s\n Birth: -\n", stamp(s.Atime).Format(layout), stamp(s.Mtime).Format(layout), stamp(s.Ctime).Format(layout))
 	}
 	return st
 }
@@ -833,10 +841,14 @@ func (c *cmd) statFormat(f, name string, s vfs.Stat) string {
 			b.WriteString(modeString(s.Mode))
 		case 'f':
 			fmt.Fprintf(&b, "%x", s.Mode)
-		case 'u', 'g':
+		case 'u':
 			fmt.Fprint(&b, s.UID)
-		case 'U', 'G':
+		case 'g':
+			fmt.Fprint(&b, s.GID)
+		case 'U':
 			b.WriteString(userName(s.UID))
+		case 'G':
+			b.WriteString(groupName(s.GID))
 		case 'b':
 			fmt.Fprint(&b, s.Blocks)
 		case 'B':
@@ -847,8 +859,20 @@ func (c *cmd) statFormat(f, name string, s vfs.Stat) string {
 			fmt.Fprint(&b, s.Dev)
 		case 'D':
 			fmt.Fprintf(&b, "%x", s.Dev)
-		case 'X', 'Y', 'Z', 'W':
-			fmt.Fprint(&b, fixedClock.Unix())
+		case 'X':
+			fmt.Fprint(&b, stamp(s.Atime).Unix())
+		case 'Y':
+			fmt.Fprint(&b, stamp(s.Mtime).Unix())
+		case 'Z':
+			fmt.Fprint(&b, stamp(s.Ctime).Unix())
+		case 'x', 'y', 'z':
+			ts := map[byte]int64{'x': s.Atime, 'y': s.Mtime, 'z': s.Ctime}[f[i]]
+			b.WriteString(stamp(ts).Format("2006-01-02 15:04:05.000000000 -0700"))
+		case 'W':
+			// The birth time is not modelled: stat(1) prints 0.
+			b.WriteString("0")
+		case 'w':
+			b.WriteString("-")
 		case '%':
 			b.WriteByte('%')
 		default:
@@ -944,7 +968,7 @@ func (c *cmd) copyTree(src, dst string, rec bool, who string) error {
 				return err
 			}
 		}
-		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(src))
+		ents, err := c.m.readDir(c.errw, c.id, c.name, c.abs(src))
 		if err != nil {
 			fmt.Fprintf(c.errw, "%s: cannot access '%s': %s\n", who, src, strerror(err))
 			return err
@@ -1093,6 +1117,10 @@ func cmdDd(c *cmd) int {
 		case "/dev/null":
 			in = nullFile{}
 		default:
+			if bdev := c.m.device(c.abs(ifile)); bdev != nil {
+				in = io.NewSectionReader(&devFile{bdev: bdev}, skip*bs, 1<<62)
+				break
+			}
 			f, err := c.open(ifile, vfs.O_RDONLY, 0)
 			if err != nil {
 				c.errf("failed to open '%s': %s", ifile, strerror(err))
@@ -1104,7 +1132,10 @@ func cmdDd(c *cmd) int {
 	}
 	var out io.Writer = c.out
 	var outf *vfsFile
-	if ofile != "" && c.abs(ofile) != "/dev/null" {
+	if bdev := c.m.device(c.abs(ofile)); ofile != "" && bdev != nil {
+		// A block device: written in place at seek*bs, never truncated.
+		out = io.NewOffsetWriter(&devFile{bdev: bdev}, seek*bs)
+	} else if ofile != "" && c.abs(ofile) != "/dev/null" {
 		flags := vfs.O_WRONLY | vfs.O_CREAT
 		if !has("notrunc") && seek == 0 {
 			flags |= vfs.O_TRUNC
@@ -1354,7 +1385,7 @@ func (c *cmd) diffTree(a, b string, opts map[byte]string, header string) int {
 		return c.diffFiles(a, b, opts, header+" "+a+" "+b)
 	}
 	names := func(dir string) (map[string]bool, bool) {
-		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(dir))
+		ents, err := c.m.readDir(c.errw, c.id, c.name, c.abs(dir))
 		if err != nil {
 			c.errf("%s: %s", dir, strerror(err))
 			return nil, false
@@ -2089,7 +2120,7 @@ func cmdLsattr(c *cmd) int {
 			show(a)
 			continue
 		}
-		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(a))
+		ents, err := c.m.readDir(c.errw, c.id, c.name, c.abs(a))
 		if err != nil {
 			c.errf("%s While reading flags on %s", strerror(err), a)
 			st = 1
@@ -2174,7 +2205,7 @@ func cmdFind(c *cmd) int {
 		if t != 'd' || (maxDepth >= 0 && depth >= maxDepth) {
 			return
 		}
-		ents, err := c.m.readDir(c.errw, c.uid, c.name, c.abs(p))
+		ents, err := c.m.readDir(c.errw, c.id, c.name, c.abs(p))
 		if err != nil {
 			c.errf("'%s': %s", p, strerror(err))
 			st = 1

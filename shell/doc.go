@@ -18,16 +18,44 @@
 // device attaches the same superblock again (vfs.System.MountSuper): the
 // model's disk filesystems keep their inodes in memory, so the detached
 // superblock stands for what the device holds. /proc/sys/vm/drop_caches is
-// vfs.System.DropCaches. Users are root, fsgqa (1000) and fsgqa2 (1001);
-// `su USER -c CMD` runs CMD in a process with that user's kernel.Cred.
+// vfs.System.DropCaches. Users are root, fsgqa (1000) and fsgqa2 (1001),
+// each in a group of its own name and number, the two also in users (100)
+// (users.go); `su USER -c CMD` runs CMD in a process with that user's
+// kernel.Cred (uid, fsgid, supplementary groups), `su -g GROUP` and `-G
+// GROUP` (root only) change its groups. The VFS checks the mode bits as
+// generic_permission does (vfs/attr.go), so chmod, chown OWNER:GROUP and
+// chgrp matter.
+//
+// A host image attached with --image FILE:DEV (Machine.AttachImage) is
+// the device's contents, read into memory at boot: write-protected unless
+// --writable, in which case umount, sync and Machine.Close write it back;
+// --save-image DEV:FILE (Machine.SaveImageAtClose) writes a device out at
+// Close. A write-protected device mounts read-only after the kernel's
+// EACCES, with mount(8)'s warning. These are the only host files the
+// machine touches besides the script itself (image.go).
+//
+// Timestamps are the VFS's (vfs/atime.go): the machine's clock starts at
+// 2026-01-01 00:00:00 UTC and moves only with sleep (clock.go), reads and
+// readdir update atimes under the mount's policy (relatime by default;
+// strictatime, noatime, nodiratime; lazytime dirties with I_DIRTY_TIME),
+// writes, truncation, namespace changes, chmod, chown and touch move
+// mtime and ctime; stat, ls -l and date show them.
 //
 // Every syscall a command makes takes the machine's lock, runs on the
 // machine's one task with the task named after the command (as printk
 // shows it) and, under `trace on`, prints its function_graph and result on
 // standard error. One script and one seed give the same bytes: the clock
-// is fixed, inode numbers come from the filesystems' counters, and the
+// moves only with sleep, inode numbers come from the filesystems' counters, and the
 // kernel's random source (Kernel.Seed: fscrypt's file nonces, hence the
 // no-key names) and /dev/urandom are seeded with --seed.
+//
+// The kernel's fault-injection interface is in the machine's files
+// (faultinject.go): failslab's debugfs knobs under
+// /sys/kernel/debug/failslab, SLAB_FAILSLAB under /sys/kernel/slab, and
+// /proc/self/fail-nth (also /proc/thread-self/fail-nth), over the kernel's
+// kmem.FailslabAttr and the machine task's fail_nth. The commands all run
+// on that one task, so a fail-nth written by the shell counts the points
+// of the commands after it (in Linux a forked command starts at 0).
 //
 // # The interpreter
 //
@@ -48,10 +76,11 @@
 //
 // # What is not modelled
 //
-// Permissions beyond the key ioctls' checks (chmod only checks its
-// arguments; group ownership), remount,ro refusing files open for
-// writing (EBUSY), timestamps and atime updates, device sizes
-// (ENOSPC), keyrings other than the one session keyring every process
+// ACLs, capabilities other than uid 0's, the umask (the tools pass what
+// a umask of 022 leaves), fs.protected_hardlinks, timestamps and atime
+// updates, the sizes
+// of the growing scratch devices (an attached image has its own, and
+// ENOSPC past it), keyrings other than the one session keyring every process
 // shares (fscrypt searches it for v1 keys), fscrypt-provisioning keys, and a full awk (the command proxy does not
 // serve benhoyt/goawk; the subset xfstests' filters use is built in).
 package shell

@@ -34,6 +34,8 @@ type device struct {
 	// sb is the superblock a umount detached: the filesystem's contents,
 	// attached again by the next mount (nil: never mounted since mkfs).
 	sb *vfs.SuperBlock
+	// image is the host file attached as the device ("" for none).
+	image string
 }
 
 // mountRec is one line of /proc/mounts.
@@ -58,7 +60,7 @@ type Machine struct {
 	seed    uint64
 	devs    map[string]*device
 	mounts  []*mountRec
-	procs   map[uint32]*vfs.Proc
+	procs   map[ident]*vfs.Proc
 	// fds are the shell's descriptors above 2 (exec 3<file): the shell's
 	// number -> the root process's descriptor.
 	fds map[int]int
@@ -72,6 +74,11 @@ type Machine struct {
 	// used records that a filesystem was made or mounted: `patches` can
 	// no longer change the kernel.
 	used bool
+	// images are the host images attached to devices, attached again
+	// when `patches` boots a new machine; saves are the --save-image
+	// devices Close writes out (image.go).
+	images []Image
+	saves  []Image
 }
 
 // NewMachine boots a machine whose kernel runs the patch set set, with its
@@ -103,20 +110,33 @@ func (m *Machine) boot() error {
 	m.k, m.t, m.sys, m.root = k, t, sys, p
 	m.devs = map[string]*device{}
 	m.mounts = []*mountRec{{source: "rootfs", dir: "/", fstype: "memfs", opts: "rw"}}
-	m.procs = map[uint32]*vfs.Proc{0: p}
+	m.procs = map[ident]*vfs.Proc{rootIdent: p}
 	m.fds = map[int]int{}
 	m.session = newKeyring()
 	m.rnd = nil
 	m.evSnap = t.Ev.Clone()
 	for _, d := range []string{"/mnt", "/mnt/scratch", "/mnt/test", "/tmp", "/proc", "/proc/sys", "/proc/sys/vm", "/sys", "/dev", "/etc", "/root", "/home"} {
-		if err := p.Mkdir(t, d, 0o755); err != nil {
+		// /tmp is world-writable and sticky, as on any distribution.
+		mode := uint32(0o755)
+		if d == "/tmp" {
+			mode = 0o1777
+		}
+		if err := p.Mkdir(t, d, mode); err != nil {
 			return fmt.Errorf("mkdir %s: %w", d, err)
 		}
 	}
 	for _, name := range scratchDevs {
 		m.devs[name] = &device{name: name, bdev: vfs.NewBlockDevice()}
 	}
+	for _, img := range m.images {
+		if err := m.attach(img, false); err != nil {
+			return err
+		}
+	}
 	k.Log = &kernel.Log{}
+	// fail_dump's lines go to the log the machine has when they are
+	// printed (dmesg -c replaces it).
+	k.Failslab.Printk = func(line string) { t.Printk("%s", line) }
 	return nil
 }
 
@@ -130,14 +150,15 @@ func (m *Machine) close() {
 	m.t.Exit()
 }
 
-// proc returns the process that runs a user's commands (su USER), made on
-// first use with that user's credentials.
-func (m *Machine) proc(uid uint32) *vfs.Proc {
-	if p, ok := m.procs[uid]; ok {
+// procFor returns the process that runs the commands of ident id (su
+// USER, su -g/-G), made on first use with id's credentials; root's is
+// init.
+func (m *Machine) procFor(id ident) *vfs.Proc {
+	if p, ok := m.procs[id]; ok {
 		return p
 	}
-	p := m.sys.NewProc(m.t, &kernel.Cred{UID: uid, SessionKeyring: sessionKeyring{m}})
-	m.procs[uid] = p
+	p := m.sys.NewProc(m.t, id.cred(m))
+	m.procs[id] = p
 	return p
 }
 

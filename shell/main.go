@@ -19,14 +19,16 @@ import (
 //go:embed prelude.sh
 var preludeSrc string
 
-const usage = `Usage: vfslab sh [--seed N] [--patches SET] [--fs ext4|f2fs] [SCRIPT [ARGS...] | -c COMMANDS]
+const usage = `Usage: vfslab sh [--seed N] [--patches SET] [--fs ext4|f2fs] [--image FILE:DEV [--writable]]...
+                 [--save-image DEV:FILE]... [SCRIPT [ARGS...] | -c COMMANDS]
        vfslab sh [--seed N] [--patches SET] --xfstests DIR TEST
 
 Runs a POSIX shell script on one simulated machine: a memfs root with
 /mnt/scratch, /tmp, /proc and /sys, scratch block devices /dev/vdb../dev/vde
 (SCRATCH_DEV=/dev/vdb, SCRATCH_MNT=/mnt/scratch), /proc/sys/vm/drop_caches,
 mkfs.ext4, mkfs.f2fs, mount, umount, su, coreutils, xfs_io, fscryptctl and
-keyctl. Nothing touches the host's filesystem. Every script runs after an
+keyctl. Nothing touches the host's filesystem but the images named by
+--image and --save-image. Every script runs after an
 xfstests-style prelude (_scratch_mkfs_encrypted, _scratch_mount,
 _add_enckey, ... with TEST_RAW_KEY and TEST_KEY_IDENTIFIER). With no script,
 commands are read from standard input (a prompt when it is a terminal).
@@ -35,6 +37,15 @@ Options:
   --seed N        seed of the kernel's random source (default 0)
   --patches SET   the kernel's patch variants, id=variant,... (vfslab patches)
   --fs TYPE       $FSTYP, the filesystem the prelude's mkfs makes (default ext4)
+  --image FILE:DEV
+                  attach the host image FILE as the scratch device DEV
+                  (/dev/vdb../dev/vde), read into memory; read-only, so a
+                  mount of it is read-only with mount(8)'s warning
+  --writable      attach every --image read-write: umount, sync and the
+                  shell's exit write the device back to its FILE
+  --save-image DEV:FILE
+                  write DEV's contents to the host file FILE when the
+                  shell exits (mkfs and commands in the run make an image)
   -c COMMANDS     run COMMANDS instead of a script
   --xfstests DIR  run test TEST (generic/NNN) of the xfstests checkout DIR
                   and compare its output with TEST.out
@@ -59,7 +70,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int)
 	var set patch.Set
 	fstyp := "ext4"
 	var command, xfstests string
-	hasCommand := false
+	hasCommand, writable := false, false
+	var images, saves [][2]string
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -117,6 +129,36 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int)
 				return 2
 			}
 			fstyp = v
+		case "--image", "-image":
+			v, ok := val()
+			if !ok {
+				return 2
+			}
+			path, dev, err := ParseImageSpec(v)
+			if err != nil {
+				fmt.Fprintln(stderr, "vfslab sh:", err)
+				return 2
+			}
+			for _, im := range images {
+				if im[1] == dev {
+					fmt.Fprintf(stderr, "vfslab sh: --image %s: %s is attached twice\n", v, dev)
+					return 2
+				}
+			}
+			images = append(images, [2]string{path, dev})
+		case "--writable", "-writable":
+			writable = true
+		case "--save-image", "-save-image":
+			v, ok := val()
+			if !ok {
+				return 2
+			}
+			dev, path, err := ParseSaveSpec(v)
+			if err != nil {
+				fmt.Fprintln(stderr, "vfslab sh:", err)
+				return 2
+			}
+			saves = append(saves, [2]string{dev, path})
 		case "--xfstests":
 			v, ok := val()
 			if !ok {
@@ -147,7 +189,29 @@ done:
 		fmt.Fprintln(stderr, "vfslab sh: booting the machine:", err)
 		return 1
 	}
-	defer m.close()
+	for _, im := range images {
+		if err := m.AttachImage(im[1], im[0], writable); err != nil {
+			m.close()
+			fmt.Fprintf(stderr, "vfslab sh: --image %s:%s: %v\n", im[0], im[1], err)
+			return 2
+		}
+	}
+	for _, sv := range saves {
+		if err := m.SaveImageAtClose(sv[0], sv[1]); err != nil {
+			m.close()
+			fmt.Fprintln(stderr, "vfslab sh: --save-image:", err)
+			return 2
+		}
+	}
+	// The images are written back (and saved) when the shell ends.
+	defer func() {
+		if err := m.Close(); err != nil {
+			fmt.Fprintln(stderr, "vfslab sh:", err)
+			if status == 0 {
+				status = 1
+			}
+		}
+	}()
 	s := &Shell{m: m, fstyp: fstyp}
 	switch {
 	case xfstests != "":

@@ -61,7 +61,17 @@ func cmdMkfs(c *cmd) int {
 		fmt.Fprintf(c.errw, "%s is mounted; will not make a filesystem here!\n", d.name)
 		return 1
 	}
+	// A growing scratch device is replaced by a blank one; a fixed-size
+	// device (an attached image) is formatted in place, and a
+	// write-protected one refuses the writes (blkdev_write_iter's EPERM).
 	bdev := vfs.NewBlockDevice()
+	if d.bdev.Fixed() {
+		if d.bdev.ReadOnly() {
+			fmt.Fprintf(c.errw, "%s: %s: %s while setting up superblock\n", c.name, d.name, strerror(errno.EPERM))
+			return 1
+		}
+		bdev = d.bdev
+	}
 	_, err = c.sys(fmt.Sprintf("mkfs.%s(%q)", fstype, d.name), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
 		return 0, fs.Mkfs(t, bdev, args)
 	})
@@ -84,6 +94,7 @@ func cmdMkfs(c *cmd) int {
 // rest go to the filesystem as its option string.
 var genericMountOpts = map[string]bool{
 	"ro": true, "rw": true, "noatime": true, "relatime": true, "strictatime": true, "lazytime": true,
+	"nolazytime": true, "norelatime": true, "diratime": true,
 	"nodiratime": true, "atime": true, "defaults": true, "nosuid": true, "nodev": true, "noexec": true,
 	"suid": true, "dev": true, "exec": true, "sync": true, "async": true, "remount": true,
 }
@@ -175,12 +186,35 @@ func cmdMount(c *cmd) int {
 		if err != nil {
 			return mountFail(c, r.dir, r.source)
 		}
+		flag := "0"
+		if ro {
+			flag = "MS_RDONLY"
+		}
+		_, err = c.sys(fmt.Sprintf("mount(%q, MS_REMOUNT|%s)", r.dir, flag), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+			return 0, c.m.sys.RemountReadonly(t, p, r.dir, ro)
+		})
+		if e, ok := errno.Of(err); ok && e == errno.EBUSY {
+			fmt.Fprintf(c.errw, "mount: %s: mount point is busy.\n", rest[len(rest)-1])
+			return 32
+		} else if ok && e == errno.EACCES {
+			fmt.Fprintf(c.errw, "mount: %s: cannot remount %s read-write, is write-protected.\n", rest[len(rest)-1], r.source)
+			return 32
+		} else if err != nil {
+			return mountFail(c, r.dir, r.source)
+		}
 		c.m.mu.Lock()
 		mnt := r.m
 		if mnt == nil {
 			mnt = c.m.sys.RootMount()
 		}
-		mnt.SetReadonly(ro)
+		// The atime flags stay as they are unless the remount names one
+		// (path_mount), and so does lazytime.
+		if fl, given := atimeFlags(generic, mnt.AtimeFlags()); given {
+			mnt.SetAtimeFlags(fl)
+		}
+		if l := lastOf(generic, "lazytime", "nolazytime"); l != "" {
+			mnt.SB.SetLazytime(l == "lazytime")
+		}
 		if ro {
 			generic = append(generic, "ro")
 		}
@@ -206,7 +240,9 @@ func cmdMount(c *cmd) int {
 		return 32
 	}
 	if fstype == "" {
-		fstype = d.bdev.Super().FsType
+		c.m.mu.Lock()
+		fstype = Blkid(d.bdev)
+		c.m.mu.Unlock()
 		if fstype == "" {
 			return mountFail(c, rest[1], rest[0])
 		}
@@ -217,20 +253,48 @@ func cmdMount(c *cmd) int {
 		return 32
 	}
 	var m *vfs.Mount
-	desc := fmt.Sprintf("mount(%q, %q, %q, %q)", devName, dir, fstype, strings.Join(data, ","))
-	if d.sb != nil && d.sb.Type == fs {
-		sb := d.sb
-		_, err = c.sys(desc, func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+	ro := lastOf(generic, "ro", "rw") == "ro"
+	try := func(ro bool) error {
+		flags := "0"
+		if ro {
+			flags = "MS_RDONLY"
+		}
+		desc := fmt.Sprintf("mount(%q, %q, %q, %s, %q)", devName, dir, fstype, flags, strings.Join(data, ","))
+		if d.sb != nil && d.sb.Type == fs {
+			sb := d.sb
+			_, err := c.sys(desc, func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+				// setup_bdev_super's EACCES, for the superblock the
+				// model kept since the umount.
+				if !ro && d.bdev.ReadOnly() {
+					return 0, errno.EACCES
+				}
+				var err error
+				m, err = c.m.sys.MountSuper(t, p, sb, dir)
+				return 0, err
+			})
+			return err
+		}
+		_, err := c.sys(desc, func(t *kernel.Task, p *vfs.Proc) (int64, error) {
 			var err error
-			m, err = c.m.sys.MountSuper(t, p, sb, dir)
+			m, err = c.m.sys.Mount(t, p, fs, dir, vfs.MountOptions{Source: strings.TrimPrefix(devName, "/dev/"), Device: d.bdev, Data: strings.Join(data, ","), ReadOnly: ro})
 			return 0, err
 		})
-	} else {
-		_, err = c.sys(desc, func(t *kernel.Task, p *vfs.Proc) (int64, error) {
-			var err error
-			m, err = c.m.sys.Mount(t, p, fs, dir, vfs.MountOptions{Source: strings.TrimPrefix(devName, "/dev/"), Device: d.bdev, Data: strings.Join(data, ",")})
-			return 0, err
-		})
+		return err
+	}
+	err = try(ro)
+	// mount(8) (libmount's do_mount) retries a mount that failed with
+	// EACCES or EROFS read-only, unless rw was asked for explicitly, and
+	// warns that it did.
+	if e, ok := errno.Of(err); ok && !ro && (e == errno.EACCES || e == errno.EROFS) {
+		if contains(generic, "rw") {
+			fmt.Fprintf(c.errw, "mount: %s: %s is write-protected but explicit read-write mode requested.\n", rest[1], rest[0])
+			return 32
+		}
+		if err = try(true); err == nil {
+			ro = true
+			generic = append(generic, "ro")
+			fmt.Fprintf(c.errw, "mount: %s: WARNING: source write-protected, mounted read-only.\n", rest[1])
+		}
 	}
 	if err != nil {
 		if e, ok := errno.Of(err); ok {
@@ -244,17 +308,57 @@ func cmdMount(c *cmd) int {
 			case errno.EBUSY:
 				fmt.Fprintf(c.errw, "mount: %s: %s already mounted or mount point busy.\n", rest[1], rest[0])
 				return 32
+			case errno.EACCES, errno.EROFS:
+				fmt.Fprintf(c.errw, "mount: %s: cannot mount %s read-only.\n", rest[1], rest[0])
+				return 32
 			}
 		}
 		return mountFail(c, rest[1], rest[0])
 	}
-	m.SetReadonly(lastOf(generic, "ro", "rw") == "ro")
+	m.SetReadonly(ro)
+	fl, _ := atimeFlags(generic, vfs.MNT_RELATIME)
+	m.SetAtimeFlags(fl)
+	m.SB.SetLazytime(lastOf(generic, "lazytime", "nolazytime") == "lazytime")
 	c.m.mu.Lock()
 	c.m.mounts = append(c.m.mounts, &mountRec{source: devName, dir: dir, fstype: fstype, opts: mountOptsString(generic, data), dev: d, m: m})
 	d.sb = nil
 	c.m.used = true
 	c.m.mu.Unlock()
 	return 0
+}
+
+// atimeFlags computes the mount's atime flags from mount(8)'s options in
+// order over the default def (path_mount: MS_NOATIME sets MNT_NOATIME,
+// MS_STRICTATIME clears MNT_RELATIME and MNT_NOATIME, relatime sets
+// MNT_RELATIME, nodiratime MNT_NODIRATIME; atime, norelatime and diratime
+// clear theirs). given reports whether any atime option was named.
+func atimeFlags(opts []string, def uint32) (uint32, bool) {
+	fl, given := def, false
+	for _, o := range opts {
+		given = given || o == "noatime" || o == "atime" || o == "relatime" || o == "norelatime" || o == "strictatime" || o == "nodiratime" || o == "diratime"
+	}
+	if given {
+		fl = vfs.MNT_RELATIME
+	}
+	for _, o := range opts {
+		switch o {
+		case "noatime":
+			fl |= vfs.MNT_NOATIME
+		case "atime":
+			fl &^= vfs.MNT_NOATIME
+		case "relatime":
+			fl |= vfs.MNT_RELATIME
+		case "norelatime":
+			fl &^= vfs.MNT_RELATIME
+		case "strictatime":
+			fl &^= vfs.MNT_RELATIME | vfs.MNT_NOATIME
+		case "nodiratime":
+			fl |= vfs.MNT_NODIRATIME
+		case "diratime":
+			fl &^= vfs.MNT_NODIRATIME
+		}
+	}
+	return fl, given
 }
 
 // lastOf returns the last of opts that is a or b ("" if neither is), as
@@ -352,7 +456,14 @@ func cmdUmount(c *cmd) int {
 				break
 			}
 		}
+		// The last close of the device writes it back (blkdev_put's
+		// sync_blockdev): a writable image goes back to its host file.
+		err = r.dev.bdev.Sync()
 		c.m.mu.Unlock()
+		if err != nil {
+			fmt.Fprintf(c.errw, "umount: %s: writing the image back: %v\n", a, err)
+			st = 32
+		}
 	}
 	return st
 }
@@ -373,10 +484,10 @@ func cmdBlkid(c *cmd) int {
 	st := 2
 	for _, n := range names {
 		d, ok := c.m.devs[n]
-		if !ok || d.bdev.Super().FsType == "" {
+		if !ok || Blkid(d.bdev) == "" {
 			continue
 		}
-		fmt.Fprintf(c.out, "%s: TYPE=\"%s\"\n", n, d.bdev.Super().FsType)
+		fmt.Fprintf(c.out, "%s: TYPE=\"%s\"\n", n, Blkid(d.bdev))
 		st = 0
 	}
 	return st

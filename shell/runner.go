@@ -38,14 +38,6 @@ type Shell struct {
 	prelude *syntax.File
 }
 
-// uidKey carries the uid of the process a command runs as (su).
-type uidKey struct{}
-
-func uidOf(ctx context.Context) uint32 {
-	uid, _ := ctx.Value(uidKey{}).(uint32)
-	return uid
-}
-
 // noFifoDir is the runner's $TMPDIR: the interpreter opens files in it
 // with the host's os.OpenFile, bypassing the open handler, so it names a
 // directory the host cannot create files in.
@@ -143,7 +135,7 @@ func (s *Shell) openHandler(ctx context.Context, name string, flag int, perm os.
 		}
 		return f, nil
 	}
-	f, err := s.m.openFile(hc.Stderr, uidOf(ctx), "sh", p, vfsFlags(flag), uint32(perm.Perm()))
+	f, err := s.m.openFile(hc.Stderr, identOf(ctx), "sh", p, vfsFlags(flag), uint32(perm.Perm()))
 	if err != nil {
 		return nil, pathErr(name, err)
 	}
@@ -182,8 +174,13 @@ func (s *Shell) openSpecial(hc interp.HandlerContext, p string, flag int) (io.Re
 		}
 		return &dropCachesFile{m: s.m, w: hc.Stderr}, true, nil
 	}
-	if _, ok := s.m.devs[p]; ok {
-		return nullFile{}, true, nil
+	if bdev := s.m.device(p); bdev != nil {
+		return &devFile{bdev: bdev}, true, nil
+	}
+	if pf, ok := s.m.faultFile(p); ok {
+		f := s.m.openProcFile(pf)
+		f.errw = hc.Stderr
+		return f, true, nil
 	}
 	if n, ok := strings.CutPrefix(p, "/dev/fd/"); ok {
 		fd, err := strconv.Atoi(n)
@@ -280,9 +277,9 @@ type vfsFile struct {
 }
 
 // openFile opens path as uid's process, for command comm.
-func (m *Machine) openFile(w io.Writer, uid uint32, comm, p string, flags int, mode uint32) (*vfsFile, error) {
+func (m *Machine) openFile(w io.Writer, id ident, comm, p string, flags int, mode uint32) (*vfsFile, error) {
 	m.mu.Lock()
-	proc := m.proc(uid)
+	proc := m.procFor(id)
 	m.mu.Unlock()
 	fd, err := m.call(w, proc, comm, fmt.Sprintf("open(%q, %s)", p, openFlagsString(flags)), func(t *kernel.Task) (int64, error) {
 		fd, err := proc.Open(t, p, flags, mode)
@@ -386,13 +383,13 @@ type fileInfo struct {
 func (fi fileInfo) Name() string       { return fi.name }
 func (fi fileInfo) Size() int64        { return fi.st.Size }
 func (fi fileInfo) Mode() fs.FileMode  { return goMode(fi.st.Mode) }
-func (fi fileInfo) ModTime() time.Time { return fixedClock }
+func (fi fileInfo) ModTime() time.Time { return stamp(fi.st.Mtime) }
 func (fi fileInfo) IsDir() bool        { return fi.st.Mode&vfs.S_IFMT == vfs.S_IFDIR }
 func (fi fileInfo) Sys() any           { return fi.st }
 
-// fixedClock is the machine's time: timestamps are not modelled, so every
-// file shows this one, and one script gives the same output every run.
-var fixedClock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// stamp converts a timestamp of the machine (nanoseconds since the Unix
+// epoch) to a time.Time in UTC, the machine's time zone.
+func stamp(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 
 // goMode converts st_mode to an fs.FileMode.
 func goMode(mode uint32) fs.FileMode {
@@ -418,7 +415,7 @@ func goMode(mode uint32) fs.FileMode {
 func (s *Shell) statHandler(ctx context.Context, name string, follow bool) (fs.FileInfo, error) {
 	hc := interp.HandlerCtx(ctx)
 	p := abs(hc.Dir, name)
-	st, err := s.m.stat(hc.Stderr, uidOf(ctx), "sh", p, follow)
+	st, err := s.m.stat(hc.Stderr, identOf(ctx), "sh", p, follow)
 	if err != nil {
 		return nil, &os.PathError{Op: "stat", Path: name, Err: err}
 	}
@@ -426,7 +423,7 @@ func (s *Shell) statHandler(ctx context.Context, name string, follow bool) (fs.F
 }
 
 // stat is stat(2) or lstat(2) of p, with the machine's special files.
-func (m *Machine) stat(w io.Writer, uid uint32, comm, p string, follow bool) (vfs.Stat, error) {
+func (m *Machine) stat(w io.Writer, id ident, comm, p string, follow bool) (vfs.Stat, error) {
 	if p == "/dev/null" || p == "/dev/zero" || p == "/dev/urandom" || p == "/dev/random" || p == "/dev/stdout" || p == "/dev/stderr" || p == "/dev/stdin" {
 		return vfs.Stat{Mode: vfs.S_IFCHR | 0o666, Nlink: 1, Ino: 1}, nil
 	}
@@ -436,8 +433,11 @@ func (m *Machine) stat(w io.Writer, uid uint32, comm, p string, follow bool) (vf
 	if p == dropCachesPath || p == "/proc/mounts" {
 		return vfs.Stat{Mode: vfs.S_IFREG | 0o644, Nlink: 1, Ino: 3}, nil
 	}
+	if st, ok := m.faultStat(p); ok {
+		return st, nil
+	}
 	m.mu.Lock()
-	proc := m.proc(uid)
+	proc := m.procFor(id)
 	m.mu.Unlock()
 	var st vfs.Stat
 	call := "stat"
@@ -481,7 +481,7 @@ func (d dirEntry) Info() (fs.FileInfo, error) {
 // readDirHandler lists a directory for globbing (getdents64).
 func (s *Shell) readDirHandler(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	hc := interp.HandlerCtx(ctx)
-	ents, err := s.m.readDir(hc.Stderr, uidOf(ctx), "sh", abs(hc.Dir, name))
+	ents, err := s.m.readDir(hc.Stderr, identOf(ctx), "sh", abs(hc.Dir, name))
 	if err != nil {
 		return nil, &os.PathError{Op: "readdir", Path: name, Err: err}
 	}
@@ -497,8 +497,11 @@ func (s *Shell) readDirHandler(ctx context.Context, name string) ([]fs.DirEntry,
 }
 
 // readDir lists p in getdents64 order, "." and ".." included.
-func (m *Machine) readDir(w io.Writer, uid uint32, comm, p string) ([]vfs.Dirent, error) {
-	f, err := m.openFile(w, uid, comm, p, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+func (m *Machine) readDir(w io.Writer, id ident, comm, p string) ([]vfs.Dirent, error) {
+	if ents, ok := faultDirents(p); ok {
+		return ents, nil
+	}
+	f, err := m.openFile(w, id, comm, p, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -514,6 +517,9 @@ func (m *Machine) readDir(w io.Writer, uid uint32, comm, p string) ([]vfs.Dirent
 			return nil, err
 		}
 		if n == 0 {
+			if e, ok := faultParentDirent(p); ok {
+				out = append(out, e)
+			}
 			return out, nil
 		}
 		ds, err := vfs.ParseDirents(buf[:n])
@@ -574,7 +580,8 @@ func splitEchoFlags(args []string) []string {
 // caught here, reported, and turned into status 1: the shell goes on.
 func (s *Shell) execHandler(ctx context.Context, args []string) (err error) {
 	hc := interp.HandlerCtx(ctx)
-	c := &cmd{s: s, m: s.m, ctx: ctx, dir: hc.Dir, uid: uidOf(ctx), name: args[0], args: args[1:],
+	id := identOf(ctx)
+	c := &cmd{s: s, m: s.m, ctx: ctx, dir: hc.Dir, uid: id.uid, id: id, name: args[0], args: args[1:],
 		in: hc.Stdin, out: hc.Stdout, errw: hc.Stderr, env: hc.Env}
 	if c.in == nil {
 		c.in = strings.NewReader("")

@@ -778,7 +778,7 @@ func odChar(ch byte) string {
 }
 
 func cmdXxd(c *cmd) int {
-	opts, args, ok := c.flags("pr", "lc", "[options] [infile [outfile]]")
+	opts, args, ok := c.flags("pr", "lcs", "[options] [infile [outfile]]")
 	if !ok {
 		return 1
 	}
@@ -786,6 +786,26 @@ func cmdXxd(c *cmd) int {
 	var data []byte
 	for _, d := range datas {
 		data = append(data, d...)
+	}
+	// -s OFFSET starts there (the offsets shown stay the file's), -l LEN
+	// stops after LEN bytes.
+	start := 0
+	if v := opts['s']; v != "" {
+		n, err := strconv.ParseInt(v, 0, 64)
+		if err != nil || n < 0 {
+			c.errf("invalid seek offset: %s", v)
+			return 1
+		}
+		start = int(min(n, int64(len(data))))
+	}
+	data = data[start:]
+	if v := opts['l']; v != "" {
+		n, err := strconv.ParseInt(v, 0, 64)
+		if err != nil || n < 0 {
+			c.errf("invalid length: %s", v)
+			return 1
+		}
+		data = data[:min(n, int64(len(data)))]
 	}
 	if opts['p'] != "" {
 		h := fmt.Sprintf("%x", data)
@@ -797,7 +817,7 @@ func cmdXxd(c *cmd) int {
 	for off := 0; off < len(data); off += 16 {
 		row := data[off:min(off+16, len(data))]
 		var b strings.Builder
-		fmt.Fprintf(&b, "%08x:", off)
+		fmt.Fprintf(&b, "%08x:", start+off)
 		for i := 0; i < 16; i += 2 {
 			b.WriteByte(' ')
 			for k := i; k < i+2; k++ {

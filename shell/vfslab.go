@@ -112,29 +112,8 @@ func cmdDump(c *cmd) int {
 		if inode == nil || !inode.IsDir() {
 			return 0, vfsErrNotDir
 		}
-		inode.Rwsem.Lock()
-		defer inode.Rwsem.Unlock()
-		if inode.SB().Type == ext4.Type {
-			dir := ext4.EXT4_I(inode)
-			out = withNewline(ext4.DumpDir(t, dir))
-			if err := ext4.CheckDir(t, dir); err != nil {
-				out += fmt.Sprintf("check: FAIL: %v\n", err)
-			} else {
-				out += "check: ok\n"
-			}
-			return 0, nil
-		}
-		if inode.SB().Type == f2fs.Type {
-			dir := f2fs.F2FS_I(inode)
-			out = withNewline(f2fs.DumpDir(t, dir))
-			if err := f2fs.CheckDir(t, dir); err != nil {
-				out += fmt.Sprintf("check: FAIL: %v\n", err)
-			} else {
-				out += "check: ok\n"
-			}
-			return 0, nil
-		}
-		return 0, errNotDiskDir
+		out, err = DumpDir(t, inode)
+		return 0, err
 	})
 	if err != nil {
 		fmt.Fprintf(c.errw, "dump: %s: %s\n", c.args[0], strerror(err))
@@ -145,6 +124,35 @@ func cmdDump(c *cmd) int {
 		return 1
 	}
 	return 0
+}
+
+// DumpDir renders a live ext4 or f2fs directory block by block (ext4's
+// and f2fs's DumpDir, as vfslab dump prints a directory) and ends with the
+// directory checker's verdict ("check: ok" or "check: FAIL: ..."), under
+// the directory's i_rwsem. Errors: ENOTDIR-like for an inode that is not
+// a directory, and one for a directory of another filesystem.
+func DumpDir(t *kernel.Task, inode *vfs.Inode) (string, error) {
+	if inode == nil || !inode.IsDir() {
+		return "", vfsErrNotDir
+	}
+	inode.Rwsem.Lock()
+	defer inode.Rwsem.Unlock()
+	var out string
+	var err error
+	switch inode.SB().Type {
+	case ext4.Type:
+		dir := ext4.EXT4_I(inode)
+		out, err = withNewline(ext4.DumpDir(t, dir)), ext4.CheckDir(t, dir)
+	case f2fs.Type:
+		dir := f2fs.F2FS_I(inode)
+		out, err = withNewline(f2fs.DumpDir(t, dir)), f2fs.CheckDir(t, dir)
+	default:
+		return "", errNotDiskDir
+	}
+	if err != nil {
+		return out + fmt.Sprintf("check: FAIL: %v\n", err), nil
+	}
+	return out + "check: ok\n", nil
 }
 
 func withNewline(s string) string {
@@ -166,21 +174,26 @@ var (
 const helpText = `vfslab sh: a POSIX shell (mvdan.cc/sh) on one simulated machine.
 
 The machine: a memfs root with /mnt/scratch, /mnt/test, /tmp, /proc, /sys;
-scratch devices /dev/vdb../dev/vde; /proc/sys/vm/drop_caches; users root,
-fsgqa (1000), fsgqa2 (1001).
+scratch devices /dev/vdb../dev/vde (host images with --image FILE:DEV);
+/proc/sys/vm/drop_caches; users root, fsgqa (1000), fsgqa2 (1001), each in
+its own group, fsgqa and fsgqa2 also in users (100); su -g/-G (root).
 
 Commands:
   coreutils   ls cat mkdir rmdir rm mv ln touch stat readlink truncate head
               tail cp dd md5sum sha256sum wc diff cmp sort uniq tr cut seq
-              tee chown chmod (checks only) basename dirname id whoami env
+              tee chown chgrp chmod mknod mkfifo basename dirname id groups
+              whoami env
   text        grep egrep sed awk (the filters' subset) od xxd find xargs sh
   e2fsprogs   chattr lsattr mkfs.ext4 blkid    f2fs-tools  mkfs.f2fs
-  util-linux  mount umount su dmesg uname date sleep sync
+  util-linux  mount umount su dmesg uname date sleep sync blockdev
   fscrypt     xfs_io -c set_encpolicy|get_encpolicy|add_enckey|rm_enckey|
               enckey_status|pwrite|pread|truncate|fsync
               fscryptctl add_key|remove_key|key_status|get_policy|set_policy
               keyctl (the session keyring, searched for v1 keys)
   vfslab      trace on|off   events [reset]   dump DIR   patches [SET]   help
+  faults      /sys/kernel/debug/failslab/{probability,interval,times,space,
+              verbose,ignore-gfp-wait,cache-filter}, /sys/kernel/slab/C/failslab,
+              /proc/self/fail-nth (the Nth allocation from now on fails)
   prelude     _scratch_mkfs _scratch_mkfs_encrypted _scratch_mkfs_sized
               _scratch_mount _scratch_unmount _scratch_cycle_mount
               _set_encpolicy _get_encpolicy _add_enckey _rm_enckey

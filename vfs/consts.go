@@ -124,6 +124,7 @@ const (
 	FMODE_PWRITE    = 1 << 4
 	FMODE_CREATED   = 1 << 20
 	FMODE_OPENED    = 1 << 19
+	FMODE_WRITER    = 1 << 16
 	FMODE_CAN_READ  = 1 << 17
 	FMODE_CAN_WRITE = 1 << 18
 )

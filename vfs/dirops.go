@@ -62,24 +62,29 @@ func (p *Proc) filenameCreate(t *kernel.Task, dfd int, name string, wantDir bool
 	return &created{parent: pr.path, dentry: d}, nil
 }
 
-// mayCreate is may_create.
-func mayCreate(dir *Inode, child *Dentry) error {
+// mayCreate is may_create: write and search permission on the directory
+// (attr.go).
+func mayCreate(t *kernel.Task, dir *Inode, child *Dentry) error {
 	if child.IsPositive() {
 		return errno.EEXIST
 	}
 	if dir.IsDeadDir() {
 		return errno.ENOENT
 	}
-	return nil
+	return inodePermission(t, dir, MAY_WRITE|MAY_EXEC)
 }
 
-// mayDelete is may_delete (without permission bits).
-func mayDelete(dir *Inode, victim *Dentry, isDir bool) error {
+// mayDelete is may_delete: write and search permission on the directory,
+// then the sticky bit's rule (check_sticky, attr.go).
+func mayDelete(t *kernel.Task, dir *Inode, victim *Dentry, isDir bool) error {
 	if victim.IsNegative() {
 		return errno.ENOENT
 	}
 	inode := victim.Inode()
-	if dir.Flags()&S_APPEND != 0 || inode.Flags()&(S_APPEND|S_IMMUTABLE) != 0 {
+	if err := inodePermission(t, dir, MAY_WRITE|MAY_EXEC); err != nil {
+		return err
+	}
+	if dir.Flags()&S_APPEND != 0 || checkSticky(t.CurrentCred(), dir, inode) || inode.Flags()&(S_APPEND|S_IMMUTABLE) != 0 {
 		return errno.EPERM
 	}
 	if isDir {
@@ -119,10 +124,14 @@ func (p *Proc) Mkdir(t *kernel.Task, path string, mode uint32) (err error) {
 // vfsMkdir is vfs_mkdir.
 func vfsMkdir(t *kernel.Task, dir *Inode, d *Dentry, mode uint32) error {
 	defer t.Trace("vfs_mkdir")()
-	if err := mayCreate(dir, d); err != nil {
+	if err := mayCreate(t, dir, d); err != nil {
 		return err
 	}
-	return dir.Op.Mkdir(t, dir, d, mode)
+	if err := dir.Op.Mkdir(t, dir, d, mode); err != nil {
+		return err
+	}
+	inodeChanged(t, dir, true)
+	return nil
 }
 
 // Rmdir is rmdir(2). Errors: ENOENT, ENOTDIR, ENOTEMPTY (also for a last
@@ -165,7 +174,7 @@ func (p *Proc) Rmdir(t *kernel.Task, path string) (err error) {
 // vfsRmdir is vfs_rmdir. The caller holds dir's i_rwsem.
 func vfsRmdir(t *kernel.Task, dir *Inode, d *Dentry) error {
 	defer t.Trace("vfs_rmdir")()
-	if err := mayDelete(dir, d, true); err != nil {
+	if err := mayDelete(t, dir, d, true); err != nil {
 		return err
 	}
 	inode := d.Inode()
@@ -177,6 +186,7 @@ func vfsRmdir(t *kernel.Task, dir *Inode, d *Dentry) error {
 	if err := dir.Op.Rmdir(t, dir, d); err != nil {
 		return err
 	}
+	inodeChanged(t, dir, true)
 	dcache.ShrinkDcacheParent(t, d)
 	inode.SetFlags(S_DEAD)
 	dcache.DDelete(t, d)
@@ -238,7 +248,7 @@ func (p *Proc) Unlink(t *kernel.Task, path string) (err error) {
 // vfsUnlink is vfs_unlink. The caller holds dir's i_rwsem.
 func vfsUnlink(t *kernel.Task, dir *Inode, d *Dentry) error {
 	defer t.Trace("vfs_unlink")()
-	if err := mayDelete(dir, d, false); err != nil {
+	if err := mayDelete(t, dir, d, false); err != nil {
 		return err
 	}
 	target := d.Inode()
@@ -250,6 +260,8 @@ func vfsUnlink(t *kernel.Task, dir *Inode, d *Dentry) error {
 	if err := dir.Op.Unlink(t, dir, d); err != nil {
 		return err
 	}
+	inodeChanged(t, dir, true)
+	inodeChanged(t, target, false)
 	dcache.DDelete(t, d)
 	return nil
 }
@@ -285,7 +297,7 @@ func vfsLink(t *kernel.Task, oldDentry *Dentry, dir *Inode, newDentry *Dentry) e
 	if inode == nil {
 		return errno.ENOENT
 	}
-	if err := mayCreate(dir, newDentry); err != nil {
+	if err := mayCreate(t, dir, newDentry); err != nil {
 		return err
 	}
 	if dir.sb != inode.sb {
@@ -302,7 +314,12 @@ func vfsLink(t *kernel.Task, oldDentry *Dentry, dir *Inode, newDentry *Dentry) e
 	if inode.Nlink() == 0 {
 		return errno.ENOENT
 	}
-	return dir.Op.Link(t, oldDentry, dir, newDentry)
+	if err := dir.Op.Link(t, oldDentry, dir, newDentry); err != nil {
+		return err
+	}
+	inodeChanged(t, dir, true)
+	inodeChanged(t, inode, false)
+	return nil
 }
 
 // Symlink is symlink(2): a symlink at linkpath whose target is target.
@@ -327,10 +344,14 @@ func (p *Proc) Symlink(t *kernel.Task, target, linkpath string) (err error) {
 // vfsSymlink is vfs_symlink.
 func vfsSymlink(t *kernel.Task, dir *Inode, d *Dentry, target string) error {
 	defer t.Trace("vfs_symlink")()
-	if err := mayCreate(dir, d); err != nil {
+	if err := mayCreate(t, dir, d); err != nil {
 		return err
 	}
-	return dir.Op.Symlink(t, dir, d, target)
+	if err := dir.Op.Symlink(t, dir, d, target); err != nil {
+		return err
+	}
+	inodeChanged(t, dir, true)
+	return nil
 }
 
 // Readlink is readlink(2): the target of the symlink at path (not
@@ -529,22 +550,36 @@ func vfsRename(t *kernel.Task, oldDir *Inode, oldD *Dentry, newDir *Inode, newD 
 	}
 	isDir := oldD.IsDir()
 	newIsDir := false
-	if err := mayDelete(oldDir, oldD, isDir); err != nil {
+	if err := mayDelete(t, oldDir, oldD, isDir); err != nil {
 		return err
 	}
 	var err error
 	if target == nil {
-		err = mayCreate(newDir, newD)
+		err = mayCreate(t, newDir, newD)
 	} else {
 		newIsDir = newD.IsDir()
 		if flags&RENAME_EXCHANGE == 0 {
-			err = mayDelete(newDir, newD, isDir)
+			err = mayDelete(t, newDir, newD, isDir)
 		} else {
-			err = mayDelete(newDir, newD, newIsDir)
+			err = mayDelete(t, newDir, newD, newIsDir)
 		}
 	}
 	if err != nil {
 		return err
+	}
+	// A directory that changes parent needs write permission on itself:
+	// its ".." is rewritten.
+	if newDir != oldDir {
+		if isDir {
+			if err := inodePermission(t, source, MAY_WRITE); err != nil {
+				return err
+			}
+		}
+		if flags&RENAME_EXCHANGE != 0 && newIsDir {
+			if err := inodePermission(t, target, MAY_WRITE); err != nil {
+				return err
+			}
+		}
 	}
 	var unlock func()
 	if !isDir || flags&RENAME_EXCHANGE != 0 {
@@ -558,6 +593,14 @@ func vfsRename(t *kernel.Task, oldDir *Inode, oldD *Dentry, newDir *Inode, newD 
 	}
 	if err := oldDir.Op.Rename(t, oldDir, oldD, newDir, newD, flags); err != nil {
 		return err
+	}
+	inodeChanged(t, oldDir, true)
+	if newDir != oldDir {
+		inodeChanged(t, newDir, true)
+	}
+	inodeChanged(t, source, false)
+	if target != nil {
+		inodeChanged(t, target, false)
 	}
 	if flags&RENAME_EXCHANGE == 0 && target != nil {
 		if isDir {

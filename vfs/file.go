@@ -95,6 +95,10 @@ func fput(t *kernel.Task, f *File) {
 	if f.mode&FMODE_OPENED != 0 && f.Op != nil {
 		f.Op.Release(t, f.inode, f)
 	}
+	// put_file_access: the write access do_dentry_open took.
+	if f.mode&FMODE_WRITER != 0 {
+		f.path.Mnt.writers.Add(-1)
+	}
 	dcache.Dput(t, f.path.Dentry)
 	filpCache.Free(&t.Ctx)
 	*f = File{}

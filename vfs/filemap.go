@@ -105,6 +105,10 @@ func GenericFileWriteIter(t *kernel.Task, f *File, m *AddressSpace, buf []byte, 
 	inode := m.Host
 	inode.Rwsem.Lock()
 	defer inode.Rwsem.Unlock()
+	// __generic_file_write_iter's file_modified (atime.go).
+	if len(buf) > 0 {
+		fileUpdateTime(t, f)
+	}
 	return GenericPerformWrite(t, m, buf, pos, f.Flags()&O_APPEND != 0)
 }
 

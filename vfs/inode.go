@@ -32,15 +32,23 @@ type Inode struct {
 	// i_dentry and i_lock.
 	aliases dcache.Aliases[Inode]
 
-	ino     uint64
-	mode    uint32
+	ino uint64
+	// mode is i_mode: its file type never changes once the inode is
+	// published; chmod changes the permission bits (an atomic store, as
+	// the lockless walk reads them in may_lookup).
+	mode    atomic.Uint32
 	uid     uint32
+	gid     uint32
 	blkbits uint8
-	flags   atomic.Uint32 // i_flags: S_ENCRYPTED, S_CASEFOLD, S_DEAD, ...
-	nlink   atomic.Uint32
-	size    atomic.Int64
-	count   atomic.Int32 // i_count
-	link    atomic.Pointer[string]
+	// i_atime, i_mtime, i_ctime (nanoseconds since the Unix epoch) and
+	// i_state's dirty bits (atime.go).
+	atime, mtime, ctime atomic.Int64
+	dirty               atomic.Uint32
+	flags               atomic.Uint32 // i_flags: S_ENCRYPTED, S_CASEFOLD, S_DEAD, ...
+	nlink               atomic.Uint32
+	size                atomic.Int64
+	count               atomic.Int32 // i_count
+	link                atomic.Pointer[string]
 
 	// ilock orders the decision to evict against igrab (the inode_hash_lock
 	// and I_FREEING of the kernel).
@@ -63,7 +71,7 @@ type Inode struct {
 	// kernel's vfs_inode, or i_private).
 	Private any
 	// Pad to a multiple of the cache line.
-	_ [48]byte
+	_ [16]byte
 }
 
 // NewInode allocates an inode of sb (new_inode): mode is the file type and
@@ -74,7 +82,9 @@ func NewInode(t *kernel.Task, sb *SuperBlock, ino uint64, mode uint32) (*Inode, 
 	if err := inodeCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
 		return nil, err
 	}
-	i := &Inode{ino: ino, mode: mode, sb: sb, blkbits: sb.blkbits}
+	i := &Inode{ino: ino, sb: sb, blkbits: sb.blkbits}
+	i.mode.Store(mode)
+	stampNew(i)
 	i.count.Store(1)
 	i.nlink.Store(1)
 	return i, nil
@@ -90,7 +100,9 @@ func InodeInit(t *kernel.Task, i *Inode, sb *SuperBlock, ino uint64, mode uint32
 	if err := inodeCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
 		return err
 	}
-	i.ino, i.mode, i.sb, i.blkbits, i.Private = ino, mode, sb, sb.blkbits, private
+	i.ino, i.sb, i.blkbits, i.Private = ino, sb, sb.blkbits, private
+	i.mode.Store(mode)
+	stampNew(i)
 	i.count.Store(1)
 	i.nlink.Store(1)
 	return nil
@@ -103,7 +115,7 @@ func InodeKmemCache() *kmem.Cache { return inodeCache }
 func (i *Inode) Ino() uint64 { return i.ino }
 
 // Mode is i_mode (fscrypt.Inode).
-func (i *Inode) Mode() uint32 { return i.mode }
+func (i *Inode) Mode() uint32 { return i.mode.Load() }
 
 // Blkbits is i_blkbits (fscrypt.Inode).
 func (i *Inode) Blkbits() uint8 { return i.blkbits }
@@ -123,13 +135,27 @@ func (i *Inode) OwnerUID() uint32 { return i.uid }
 // SetOwner sets i_uid.
 func (i *Inode) SetOwner(uid uint32) { i.uid = uid }
 
-// InodeInitOwner is fs/inode.c inode_init_owner, reduced to i_uid (the
-// model has no gids, so a setgid directory changes nothing): a new inode
-// is owned by the fsuid of the creating task's credentials
-// (current_fsuid()), not by its directory's owner.
+// InodeInitOwner is fs/inode.c inode_init_owner: a new inode is owned by
+// the fsuid of the creating task's credentials (current_fsuid()), not by
+// its directory's owner; its group is the directory's when the directory
+// is setgid (and a new directory inherits S_ISGID), else the task's
+// fsgid. mode is the new inode's mode (as NewInode set it).
 func InodeInitOwner(t *kernel.Task, inode, dir *Inode, mode uint32) {
-	inode.uid = t.CurrentCred().UID
+	cred := t.CurrentCred()
+	inode.uid = cred.UID
+	if dir != nil && dir.Mode()&S_ISGID != 0 {
+		inode.gid = dir.gid
+		if mode&S_IFMT == S_IFDIR {
+			mode |= S_ISGID
+		}
+	} else {
+		inode.gid = cred.GID
+	}
+	inode.mode.Store(mode)
 }
+
+// OwnerGID is i_gid.
+func (i *Inode) OwnerGID() uint32 { return i.gid }
 
 // SuperBlock is i_sb as fscrypt sees it (fscrypt.Inode).
 func (i *Inode) SuperBlock() fscrypt.SuperBlock { return i.sb }
@@ -211,13 +237,13 @@ func (i *Inode) SetLink(target string) { i.link.CompareAndSwap(nil, &target) }
 func (i *Inode) ClearLink() { i.link.Store(nil) }
 
 // IsDir, IsReg and IsLnk test the file type (S_ISDIR, S_ISREG, S_ISLNK).
-func (i *Inode) IsDir() bool { return i.mode&S_IFMT == S_IFDIR }
+func (i *Inode) IsDir() bool { return i.mode.Load()&S_IFMT == S_IFDIR }
 
 // IsReg reports S_ISREG.
-func (i *Inode) IsReg() bool { return i.mode&S_IFMT == S_IFREG }
+func (i *Inode) IsReg() bool { return i.mode.Load()&S_IFMT == S_IFREG }
 
 // IsLnk reports S_ISLNK.
-func (i *Inode) IsLnk() bool { return i.mode&S_IFMT == S_IFLNK }
+func (i *Inode) IsLnk() bool { return i.mode.Load()&S_IFMT == S_IFLNK }
 
 // Aliases returns the inode's alias list and i_lock (for the dcache).
 func (i *Inode) Aliases() *dcache.Aliases[Inode] { return &i.aliases }
@@ -253,7 +279,7 @@ func (i *Inode) String() string {
 		}
 	}
 	return fmt.Sprintf("inode %d mode=%#o nlink=%d size=%d count=%d flags=%s key=%s",
-		i.ino, i.mode, i.nlink.Load(), i.size.Load(), i.count.Load(), fl, key)
+		i.ino, i.mode.Load(), i.nlink.Load(), i.size.Load(), i.count.Load(), fl, key)
 }
 
 // Ihold takes a reference on an inode the caller already holds one on
@@ -361,7 +387,7 @@ func ClearInode(inode *Inode) { inode.link.Store(nil) }
 
 // dentryType is d_flags_for_inode: the DCACHE_*_TYPE of an inode.
 func dentryType(i *Inode) dcache.Flags {
-	switch i.mode & S_IFMT {
+	switch i.mode.Load() & S_IFMT {
 	case S_IFDIR:
 		return dcache.DirectoryType
 	case S_IFLNK:

@@ -213,6 +213,9 @@ func (nd *nameidata) linkPathWalk(name string) error {
 	}
 	var stack []string // the rest of the paths of symlinks being walked
 	for {
+		if err := nd.mayLookup(); err != nil {
+			return err
+		}
 		comp, rest := name, ""
 		if i := strings.IndexByte(name, '/'); i >= 0 {
 			comp, rest = name[:i], name[i:]

@@ -102,6 +102,7 @@ func (s *System) MountSuper(t *kernel.Task, proc *Proc, sb *SuperBlock, target s
 		return nil, err
 	}
 	m = &Mount{SB: sb, Root: sb.Root}
+	m.atimeFlags.Store(MNT_RELATIME)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.attachMnt(t, m, mp); err != nil {

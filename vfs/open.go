@@ -209,8 +209,13 @@ func (nd *nameidata) lookupOpen(f *File, op *openFlags) (*Dentry, error) {
 	if d.Inode() != nil || op.openFlag&O_CREAT == 0 {
 		return d, nil
 	}
-	// The create_error of lookup_open: mnt_want_write failed.
+	// The create_error of lookup_open: mnt_want_write failed, or
+	// may_o_create's write and search permission on the directory.
 	if err := mntWantWrite(nd.path.Mnt); err != nil {
+		dcache.Dput(nd.t, d)
+		return nil, err
+	}
+	if err := inodePermission(nd.t, dir, MAY_WRITE|MAY_EXEC); err != nil {
 		dcache.Dput(nd.t, d)
 		return nil, err
 	}
@@ -219,6 +224,7 @@ func (nd *nameidata) lookupOpen(f *File, op *openFlags) (*Dentry, error) {
 		dcache.Dput(nd.t, d)
 		return nil, err
 	}
+	inodeChanged(nd.t, dir, true)
 	return d, nil
 }
 
@@ -259,12 +265,12 @@ func (nd *nameidata) doOpen(f *File, op *openFlags) error {
 	} else if d.IsReg() && openFlag&O_TRUNC != 0 {
 		doTruncate = true
 	}
-	if err := mayOpen(d, accMode); err != nil {
+	if err := mayOpen(nd.t, d, accMode); err != nil {
 		return err
 	}
 	// sb_permission's and do_dentry_open's (FMODE_WRITER) write access
 	// to a file that is not a device, FIFO or socket on a read-only mount.
-	if accMode&MAY_WRITE != 0 && (d.IsReg() || d.IsDir() || d.Inode().mode&S_IFMT == S_IFLNK) {
+	if accMode&MAY_WRITE != 0 && (d.IsReg() || d.IsDir() || d.Inode().IsLnk()) {
 		if err := mntWantWrite(nd.path.Mnt); err != nil {
 			return err
 		}
@@ -278,14 +284,14 @@ func (nd *nameidata) doOpen(f *File, op *openFlags) error {
 	return nil
 }
 
-// mayOpen is may_open, without permission bits (the model's processes
-// may do anything the file type allows).
-func mayOpen(d *Dentry, accMode int) error {
+// mayOpen is may_open: what the file type allows, then inode_permission
+// with MAY_OPEN and the access mode (attr.go).
+func mayOpen(t *kernel.Task, d *Dentry, accMode int) error {
 	inode := d.Inode()
 	if inode == nil {
 		return errno.ENOENT
 	}
-	switch inode.mode & S_IFMT {
+	switch inode.Mode() & S_IFMT {
 	case S_IFLNK:
 		return errno.ELOOP
 	case S_IFDIR:
@@ -296,7 +302,7 @@ func mayOpen(d *Dentry, accMode int) error {
 			return errno.EACCES
 		}
 	}
-	return nil
+	return inodePermission(t, inode, MAY_OPEN|accMode)
 }
 
 // vfsOpen is vfs_open and do_dentry_open: the file takes a reference on
@@ -319,6 +325,12 @@ func vfsOpen(t *kernel.Task, path Path, f *File) error {
 	}
 	t.Inc(EvFileOpen)
 	f.mode |= FMODE_OPENED
+	// do_dentry_open's file_get_write_access: a file open for writing
+	// that is not a device, FIFO or socket counts in mnt_writers.
+	if f.mode&FMODE_WRITE != 0 && (inode.IsReg() || inode.IsDir() || inode.IsLnk()) && path.Mnt != nil {
+		path.Mnt.writers.Add(1)
+		f.mode |= FMODE_WRITER
+	}
 	if f.mode&FMODE_READ != 0 {
 		f.mode |= FMODE_CAN_READ
 	}
@@ -341,7 +353,14 @@ func handleTruncate(t *kernel.Task, f *File) error {
 // i_rwsem.
 func notifyChange(t *kernel.Task, d *Dentry, attr *Iattr) error {
 	defer t.Trace("notify_change")()
-	return d.Inode().Op.Setattr(t, d, attr)
+	if err := d.Inode().Op.Setattr(t, d, attr); err != nil {
+		return err
+	}
+	// do_truncate's ATTR_MTIME|ATTR_CTIME, which setattr_copy stores.
+	if attr.Valid&ATTR_SIZE != 0 {
+		inodeChanged(t, d.Inode(), true)
+	}
+	return nil
 }
 
 // Close is close(2). Errors: EBADF.

@@ -118,6 +118,7 @@ func iterateDir(t *kernel.Task, f *File, ctx *DirContext) error {
 	ctx.Pos = f.pos
 	err := f.Op.IterateShared(t, f, ctx)
 	f.pos = ctx.Pos
+	fileAccessed(t, f)
 	return err
 }
 

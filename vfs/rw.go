@@ -32,7 +32,13 @@ func vfsRead(t *kernel.Task, f *File, buf []byte, pos *int64) (int, error) {
 	if len(buf) > maxRWCount {
 		buf = buf[:maxRWCount]
 	}
-	return f.Op.ReadIter(t, f, buf, pos)
+	n, err := f.Op.ReadIter(t, f, buf, pos)
+	// filemap_read's file_accessed, for the regular files whose
+	// ->read_iter is generic_file_read_iter (atime.go).
+	if len(buf) > 0 && (err == nil || n > 0) && f.inode.IsReg() {
+		fileAccessed(t, f)
+	}
+	return n, err
 }
 
 // vfsWrite is vfs_write.

@@ -43,5 +43,6 @@ func (p *Proc) Chown(t *kernel.Task, path string, uid uint32, follow bool) (err 
 		return errno.EPERM
 	}
 	inode.uid = uid
+	inodeChanged(t, inode, false)
 	return nil
 }

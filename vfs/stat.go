@@ -13,9 +13,12 @@ type Stat struct {
 	Mode    uint32
 	Nlink   uint32
 	UID     uint32
+	GID     uint32
 	Size    int64
 	Blksize int64
 	Blocks  int64
+	// Atime, Mtime and Ctime are in nanoseconds since the Unix epoch.
+	Atime, Mtime, Ctime int64
 }
 
 // String is the canonical one-line dump.
@@ -26,9 +29,11 @@ func (s Stat) String() string {
 // GenericFillattr is generic_fillattr: the attributes every inode has.
 func GenericFillattr(inode *Inode, st *Stat) {
 	st.Ino = inode.ino
-	st.Mode = inode.mode
+	st.Mode = inode.Mode()
 	st.Nlink = inode.Nlink()
 	st.UID = inode.uid
+	st.GID = inode.gid
+	st.Atime, st.Mtime, st.Ctime = inode.Atime(), inode.Mtime(), inode.Ctime()
 	st.Size = inode.Size()
 	st.Blksize = 1 << inode.blkbits
 	st.Blocks = (st.Size + 511) / 512

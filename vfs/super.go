@@ -56,6 +56,10 @@ type MountOptions struct {
 	// Data is the mount's option string ("lookup_mode=perf,dir_level=1"),
 	// which the filesystem parses.
 	Data string
+	// ReadOnly is MS_RDONLY: the device is opened for reading only
+	// (sb_open_mode) and the new mount is read-only; without it, a
+	// read-only device fails the mount with EACCES (setup_bdev_super).
+	ReadOnly bool
 }
 
 // SuperBlock is struct super_block. It implements fscrypt.SuperBlock.
@@ -88,7 +92,15 @@ type SuperBlock struct {
 	renameMutex sync.Mutex
 	nextIno     atomic.Uint64
 	dev         uint64
+	// rdonly is SB_RDONLY, from MS_RDONLY at mount and remount.
+	rdonly atomic.Bool
+	// lazytime is SB_LAZYTIME (atime.go).
+	lazytime atomic.Bool
 }
+
+// ReadOnly is sb_rdonly: the superblock was mounted or remounted
+// read-only (MS_RDONLY), so the filesystem must not write its device.
+func (sb *SuperBlock) ReadOnly() bool { return sb.rdonly.Load() }
 
 // Dev is s_dev.
 func (sb *SuperBlock) Dev() uint64 { return sb.dev }
@@ -168,11 +180,18 @@ type Mount struct {
 	mountpoint *Dentry
 	// readonly is MNT_READONLY (mount -o ro, remount,ro).
 	readonly atomic.Bool
+	// writers is mnt_writers: the files open for writing on the mount
+	// (FMODE_WRITER), which a remount read-only waits for in vain
+	// (sb_prepare_remount_readonly's EBUSY).
+	writers atomic.Int64
+	// atimeFlags are MNT_NOATIME, MNT_NODIRATIME and MNT_RELATIME
+	// (atime.go).
+	atimeFlags atomic.Uint32
 }
 
-// SetReadonly sets or clears MNT_READONLY, as mount(2) with MS_RDONLY and
-// MS_REMOUNT does (the model does not refuse a remount,ro while files are
-// open for writing: sb_prepare_remount_readonly's EBUSY).
+// SetReadonly sets or clears MNT_READONLY unconditionally; a remount goes
+// through RemountReadonly, which refuses while files are open for
+// writing.
 func (m *Mount) SetReadonly(ro bool) { m.readonly.Store(ro) }
 
 // IsReadonly is __mnt_is_readonly.
@@ -228,6 +247,8 @@ type System struct {
 	rootMnt *Mount
 	nextPID atomic.Int64
 	nextDev atomic.Uint64
+	// clock is the machine's clock (atime.go).
+	clock atomic.Int64
 }
 
 // NewSystem returns a machine on k with the Crypto API api (a new one when
@@ -239,6 +260,7 @@ func NewSystem(k *kernel.Kernel, api *crypto.API, cfg Config) *System {
 	dc := cfg.Dcache
 	dc.Inodes = inodeOps
 	s := &System{K: k, Crypto: api, Dcache: dcache.NewCache(dc)}
+	s.clock.Store(ClockEpoch)
 	m := map[mountKey]*Mount{}
 	s.mounts.Store(&m)
 	return s
@@ -295,16 +317,26 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 	if sb.id == "" {
 		sb.id = "none"
 	}
+	mounted := false
 	if fs.RequiresDev {
 		if opts.Device == nil {
 			return nil, errno.ENOTBLK
 		}
 		sb.bdev = opts.Device
+		// setup_bdev_super: a read-write mount of a write-protected
+		// device is EACCES, after which mount(8) retries read-only.
+		if !opts.ReadOnly && opts.Device.ReadOnly() {
+			return nil, errno.EACCES
+		}
+		sb.rdonly.Store(opts.ReadOnly)
 		if !opts.Device.claim() {
 			return nil, errno.EBUSY
 		}
+		// The claim ends unless the mount succeeds, also when fill_super
+		// dies in a BUG that t.Recover turns into an error (that deferred
+		// call runs after this one, so err is not yet set here).
 		defer func() {
-			if err != nil {
+			if !mounted {
 				opts.Device.release()
 			}
 		}()
@@ -331,6 +363,8 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 		return nil, errno.EINVAL
 	}
 	m = &Mount{SB: sb, Root: sb.Root}
+	m.readonly.Store(opts.ReadOnly)
+	m.atimeFlags.Store(MNT_RELATIME)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if first {
@@ -338,11 +372,13 @@ func (s *System) Mount(t *kernel.Task, proc *Proc, fs *FileSystemType, target st
 			return nil, errno.EBUSY
 		}
 		s.rootMnt = m
+		mounted = true
 		return m, nil
 	}
 	if err := s.attachMnt(t, m, mp); err != nil {
 		return nil, err
 	}
+	mounted = true
 	return m, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vfslab/vfslab/crypto"
+	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
@@ -24,6 +25,7 @@ import (
 	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/fsunicode"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/shell"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -45,6 +47,13 @@ A name the kernel refuses (EEXIST for a name already there, casefolded
 alike included; EINVAL for invalid UTF-8 under --strict, or for a name
 holding '/' or NUL, which no path can carry; ENAMETOOLONG) is reported and
 skipped.
+
+With --image FILE (vfslab dump --image FILE [--fs TYPE] [--dir DIR]) it
+builds nothing: it attaches the ext4 or f2fs image FILE read-only, mounts
+it read-only (the type from --fs, or what blkid finds on it) and prints
+directory DIR (default /) of it with the checker's verdict, as vfslab sh's
+dump does. An image the filesystem cannot mount is the kernel's refusal:
+one line with the errno, then the kernel's log.
 
 Names:
   --names FILE        one name per line ("-": standard input); empty lines
@@ -149,14 +158,83 @@ func newDumpCmd() *cobra.Command {
 		Short: "build one ext4 or f2fs directory and dump it block by block (debugfs htree, dump.f2fs)",
 		Long:  dumpLong,
 		Example: `  vfslab dump ext4 --count 100
-  vfslab dump f2fs --count 300 --casefold --encrypt --master-key $(printf '%0128d' 0)`,
+  vfslab dump f2fs --count 300 --casefold --encrypt --master-key $(printf '%0128d' 0)
+  vfslab dump --image disk.img --dir /d`,
 		Args: cobra.ArbitraryArgs,
-		RunE: needSub("filesystem"),
 	}
+	img := &dumpImage{}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if img.path == "" {
+			if img.fs != "" || img.dir != "/" {
+				return usagef("--fs and --dir need --image")
+			}
+			return needSub("filesystem")(cmd, args)
+		}
+		if len(args) > 0 {
+			return usagef("--image dumps the image's directory; no filesystem argument (%q) is taken, use --fs", args[0])
+		}
+		return runDumpImage(cmd, img)
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&img.path, "image", "", "dump a directory of the ext4 or f2fs image FILE (attached read-only, never written)")
+	fs.StringVar(&img.fs, "fs", "", "with --image: the filesystem type (default: the one blkid finds on the image)")
+	fs.StringVar(&img.dir, "dir", "/", "with --image: the directory to dump")
 	for _, name := range dumpFsNames() {
 		cmd.AddCommand(newDumpFsCmd(name))
 	}
 	return cmd
+}
+
+// dumpImage holds the flags of `vfslab dump --image FILE [--fs TYPE]
+// [--dir DIR]`.
+type dumpImage struct {
+	path, fs, dir string
+}
+
+// runDumpImage attaches the image as a read-only device (vfs.OpenImage),
+// mounts it as the root of a fresh machine with MS_RDONLY (the type is
+// --fs, or what blkid finds on it), and prints directory --dir as the
+// shell's dump does, with the checker's verdict. A filesystem that cannot
+// be mounted is the kernel's refusal: one line with the errno, then the
+// kernel's log lines.
+func runDumpImage(cmd *cobra.Command, img *dumpImage) error {
+	dev, err := vfs.OpenImage(img.path, false)
+	if err != nil {
+		return fmt.Errorf("--image: %w", err)
+	}
+	name := img.fs
+	if name == "" {
+		if name = shell.Blkid(dev); name == "" {
+			return fmt.Errorf("%s: blkid finds no ext4 or f2fs superblock on it; name the type with --fs", img.path)
+		}
+	}
+	fst, _, ok := dumpFsByName(name)
+	if !ok {
+		return usagef("--fs %q: want one of %s", name, strings.Join(dumpFsNames(), ", "))
+	}
+	k := kernel.New()
+	k.Log = &kernel.Log{}
+	t := k.NewTask("vfslab-dump")
+	defer t.Exit()
+	_, p, err := vfs.Boot(t, vfs.Config{}, fst, vfs.MountOptions{Source: "vdb", Device: dev, ReadOnly: true})
+	if err != nil {
+		return &kernelError{fmt.Errorf("%s: cannot mount it as %s: %w", img.path, name, err), kernelLog(k)}
+	}
+	defer p.Exit(t)
+	d, err := p.LookupDentry(t, img.dir, true)
+	if err != nil {
+		return &kernelError{fmt.Errorf("%s: --dir %s: %w", img.path, img.dir, err), kernelLog(k)}
+	}
+	out, err := shell.DumpDir(t, d.Inode())
+	dcache.Dput(t, d)
+	if err != nil {
+		return &kernelError{fmt.Errorf("%s: --dir %s: %w", img.path, img.dir, err), kernelLog(k)}
+	}
+	io.WriteString(cmd.OutOrStdout(), out)
+	if strings.Contains(out, "check: FAIL") {
+		return &statusError{status: 1, msg: "the directory checker found problems (the check line above)"}
+	}
+	return nil
 }
 
 func newDumpFsCmd(name string) *cobra.Command {

@@ -16,6 +16,7 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/patch"
+	"github.com/vfslab/vfslab/shell"
 	"github.com/vfslab/vfslab/teach"
 	"github.com/vfslab/vfslab/vfs"
 )
@@ -28,6 +29,11 @@ the syscall entry, the path walk, the VFS and filesystem operations, the
 fscrypt hooks and entry points, and the Crypto API calls, nested as they
 ran. Then it prints the syscall's result (an errno the syscall returns is
 its result, exit status 0).
+
+With --image FILE the root filesystem is that ext4 or f2fs image instead
+(its type from --fs, or what blkid finds on it), read into memory so that
+the syscall may change the copy but never the file, and none of the files
+below is made.
 
 The machine holds:
   /tmp/hello       a file ("hello world\n")
@@ -95,12 +101,51 @@ func traceFsByName(name string) (func(*kernel.Task, vfs.Config) (*vfs.System, *v
 	}, true
 }
 
+// traceImageBoot boots a machine whose root is the host image path,
+// mounted as filesystem name (what blkid finds on it when name is ""):
+// each boot reads the file into a private in-memory device that the
+// syscall may change (the file itself is never written). Errors: the
+// host's, and a usage error when no type is known.
+func traceImageBoot(path, name string) (func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), string, error) {
+	dev, err := vfs.OpenImage(path, false)
+	if err != nil {
+		return nil, "", fmt.Errorf("--image: %w", err)
+	}
+	if name == "" {
+		if name = shell.Blkid(dev); name == "" {
+			return nil, "", fmt.Errorf("%s: blkid finds no ext4 or f2fs superblock on it; name the type with --fs", path)
+		}
+	}
+	fst, err := vfs.GetFsType(name)
+	if err != nil || !fst.RequiresDev {
+		return nil, "", usagef("--fs %q: not a filesystem on a device, which an --image needs", name)
+	}
+	return func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) {
+		dev, err := vfs.OpenImage(path, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		dev.SetReadOnly(false)
+		sys, p, err := vfs.Boot(t, cfg, fst, vfs.MountOptions{Source: "vdb", Device: dev})
+		if err != nil {
+			if t.K.Log != nil {
+				if l := t.K.Log.Lines(); len(l) > 0 {
+					err = fmt.Errorf("%w (kernel: %s)", err, l[len(l)-1])
+				}
+			}
+			return nil, nil, fmt.Errorf("%s: cannot mount it as %s: %w", path, name, err)
+		}
+		return sys, p, nil
+	}, name, nil
+}
+
 // traceFlags are the flags of `vfslab trace`.
 type traceFlags struct {
 	patches, fsType, format, clock, diff string
 	cold, noKey, times, show             bool
 	sideBySide                           bool
 	width                                int
+	image                                string
 }
 
 func newTraceCmd() *cobra.Command {
@@ -136,6 +181,7 @@ func newTraceCmd() *cobra.Command {
 	fs.BoolVar(&f.show, "events", false, "print the events the syscall counted")
 	fs.BoolVarP(&f.sideBySide, "side-by-side", "y", false, "with --diff: the two trees in two columns, as diff -y -t prints them, instead of a unified diff")
 	fs.IntVarP(&f.width, "width", "W", 130, "with --side-by-side: the output's width in columns, as diff -W")
+	fs.StringVar(&f.image, "image", "", "boot with the ext4 or f2fs image FILE as the root filesystem (read into memory; the syscall may change the copy, never the file), instead of the machine below; --fs names its type when blkid cannot")
 	fs.StringVar(&f.diff, "diff", "", "--diff A B: trace the syscall under variant sets A and B (each id=variant,... over --patches, or base) and print a unified diff of the two trees on the modelled clock; B is the first argument after the flags")
 	return cmd
 }
@@ -163,6 +209,18 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	}
 	if f.width < 10 || f.width > 1000 {
 		return usagef("--width %d: want 10 to 1000 columns", f.width)
+	}
+	if f.image != "" {
+		if f.noKey {
+			return usagef("--no-key removes the key of the built machine's /secret; an --image has none")
+		}
+		name := ""
+		if cmd.Flags().Changed("fs") {
+			name = f.fsType
+		}
+		if boot, f.fsType, err = traceImageBoot(f.image, name); err != nil {
+			return err
+		}
 	}
 	if f.diff != "" {
 		return runTraceDiff(cmd, f, set, boot, args)
@@ -236,7 +294,7 @@ func (r *traceResult) text(times, showEvents bool) []byte {
 // syscall untraced, and runs it with a tracer attached (on the modelled
 // clock when model is set).
 func traceOnce(f *traceFlags, set patch.Set, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), args []string, model bool) (*traceResult, error) {
-	m, err := newTraceMachine(set, f.noKey, boot)
+	m, err := newTraceMachine(set, f.noKey, boot, f.image == "")
 	if err != nil {
 		return nil, fmt.Errorf("setting up the machine: %w", err)
 	}
@@ -362,7 +420,7 @@ type traceMachine struct {
 	p   *vfs.Proc
 }
 
-func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error)) (*traceMachine, error) {
+func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), fixture bool) (*traceMachine, error) {
 	k := kernel.NewWith(kernel.Config{Patches: set})
 	t := k.NewTask("vfslab-trace")
 	sys, p, err := boot(t, vfs.Config{})
@@ -370,6 +428,11 @@ func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Conf
 		return nil, err
 	}
 	m := &traceMachine{k: k, t: t, sys: sys, p: p}
+	if !fixture {
+		// An --image is the machine as its maker left it.
+		k.Log = &kernel.Log{}
+		return m, nil
+	}
 	write := func(path, data string) error {
 		fd, err := p.Open(t, path, vfs.O_CREAT|vfs.O_WRONLY|vfs.O_TRUNC, 0o644)
 		if err != nil {
