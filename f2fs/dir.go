@@ -276,8 +276,10 @@ func shouldFallbackToLinear(dir *Inode) bool {
 		return false
 	case LookupCompat:
 		return true
+	case LookupAuto:
+		return !dir.SB.NoCasefoldCompatFallback()
 	}
-	return !dir.SB.NoCasefoldCompatFallback()
+	return false
 }
 
 // FindEntryFname is __f2fs_find_entry: it searches the inline area, or each
