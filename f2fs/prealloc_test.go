@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 )
@@ -170,5 +171,203 @@ func TestHashedLookupBounded(t *testing.T) {
 		if limit := float64(dir.CurrentDepth) * 2 * NrDentryInBlock; scanned > limit {
 			t.Fatalf("n=%d: walked %.1f dentries, more than %v", n, scanned, limit)
 		}
+	}
+}
+
+// injectedMiss runs one missed lookup of "absent" in a fresh seed
+// directory of variant with the task's fail-nth set to nth (failslab's
+// ignore-gfp-wait off, so that the GFP_KERNEL and GFP_NOFS allocations of
+// the lookup are fault-injection points, as the fault campaign does). It
+// returns whether the nth point was reached, the site that failed (from
+// fail_dump's "Call Trace:" line), the lookup's error, and the objects
+// the lookup left allocated.
+func injectedMiss(t *testing.T, variant string, nth int) (hit bool, site string, err error, live int64) {
+	return injectedLookup(t, variant, "absent", nth)
+}
+
+// injectedLookup is injectedMiss for any name; a name other than "absent"
+// must be found when the lookup succeeds.
+func injectedLookup(t *testing.T, variant, name string, nth int) (hit bool, site string, err error, live int64) {
+	t.Helper()
+	tk, dir := seedDir(t, variant, shortNames(5)...)
+	tk.K.Failslab.SetIgnoreGFPWait(false)
+	before := tk.Stats.Clone()
+	logged := len(tk.K.Log.Lines())
+	if _, werr := tk.ProcFailNthWrite([]byte(fmt.Sprint(nth))); werr != nil {
+		t.Fatal(werr)
+	}
+	r, err := find(tk, dir, name)
+	hit = tk.ProcFailNthRead() == "0\n"
+	tk.ProcFailNthWrite([]byte("0"))
+	if (r != nil) != (name != "absent" && err == nil) {
+		t.Fatalf("%s nth=%d: lookup of %q gave %v, %v", variant, nth, name, r, err)
+	}
+	for _, l := range tk.K.Log.Lines()[logged:] {
+		if s, ok := strings.CutPrefix(l, "Call Trace: "); ok {
+			site = s
+		}
+	}
+	return hit, site, err, tk.Stats.Live() - before.Live()
+}
+
+// faultCodes abbreviate the allocation sites of a lookup in seed 001's
+// directory and what a failure there made of the lookup.
+var faultCodes = map[string]string{
+	"fscrypt_setup_filename:crypto_buf":    "buf",
+	"fscrypt_fname:skcipher_request":       "req",
+	"f2fs_cf_name_slab":                    "cf",
+	"f2fs/generic_ci_match:decrypted_name": "dn",
+	"f2fs/decrypted_name_prealloc_resize":  "pre",
+	"KASAN: double-free":                   "DOUBLE-FREE",
+	"KASAN: slab-use-after-free":           "USE-AFTER-FREE",
+	"cannot allocate memory":               "ENOMEM",
+}
+
+// faultSequence fails each fault-injection point of one lookup of name in
+// turn (fail-nth 1, 2, ... until the lookup makes fewer) and returns
+// "site:result" for each, in faultCodes' words; "+leak" marks a failure
+// that left objects allocated.
+func faultSequence(t *testing.T, variant, name string) string {
+	t.Helper()
+	var out []string
+	for nth := 1; ; nth++ {
+		if nth > 200 {
+			t.Fatalf("%s: more than 200 fault-injection points in one lookup", variant)
+		}
+		hit, site, err, live := injectedLookup(t, variant, name, nth)
+		if !hit {
+			if err != nil {
+				t.Fatalf("%s %s: no injection at %d, yet %v", variant, name, nth, err)
+			}
+			return strings.Join(out, " ")
+		}
+		res := "ok"
+		if b, ok := kernel.AsBug(err); ok {
+			res = b.Kind
+		} else if err != nil {
+			res = err.Error()
+		}
+		code := func(s string) string {
+			if c, ok := faultCodes[s]; ok {
+				return c
+			}
+			return s
+		}
+		o := code(site) + ":" + code(res)
+		if live != 0 && res != "KASAN: double-free" && res != "KASAN: slab-use-after-free" {
+			o += "+leak"
+		}
+		out = append(out, o)
+	}
+}
+
+// TestSeed001FaultInjection fails, one at a time, every allocation a
+// lookup makes in seed 001's directory (fail-nth through the task's
+// fail_nth, failslab's ignore-gfp-wait off as the fault campaign has it),
+// under each variant, on the kernel the seed ran (fscrypt-fname-onstack
+// base: fname_decrypt kmallocs its request), and pins what each does.
+//
+// Read from the postings against 6.16's fs/libfs.c generic_ci_match and
+// fs/f2fs/dir.c __f2fs_find_entry:
+//   - base: every failure is ENOMEM out of a miss, and nothing is left
+//     allocated; in a hit, a failure while comparing in the hashed pass
+//     is retried by the linear fallback, which finds the name.
+//   - v2 and v4: a failed kmalloc in decrypted_name_prealloc_resize
+//     returns NULL before it touches the struct: ENOMEM (or, in a hit,
+//     the fallback's retry), the old buffer freed once at the end. A
+//     failure inside the decryption (fscrypt_fname_disk_to_usr, here
+//     fname_decrypt's skcipher_request_alloc) takes generic_ci_match's
+//     error path, which the posting left as it was:
+//     kfree(decrypted_name.name), which is prealloc->name, while the
+//     struct keeps the pointer. In a miss (the failure in the linear
+//     pass) __f2fs_find_entry's new kfree(prealloc.name) frees it again:
+//     a double free, in both variants (v4 fixed only the resize
+//     condition). In a hit (the failure in the hashed pass) the fallback
+//     retries with the freed buffer: v4 reuses it for the next, shorter
+//     name (a use-after-free); v2's inverted check reallocates and
+//     kfrees the freed buffer (a double free).
+//   - The failures before the search (the crypto_buf, the encryption's
+//     request, the casefolded name) are ENOMEM in every variant.
+//
+// v2 reallocates for every name shorter than its buffer, so it has as
+// many injection points as base; v4 has one prealloc allocation per
+// lookup.
+func TestSeed001FaultInjection(t *testing.T) {
+	const prefix = "buf:ENOMEM req:ENOMEM cf:ENOMEM "
+	want := map[[2]string]string{
+		{"base", "absent"}: prefix + "dn:ENOMEM dn:ENOMEM " + strings.Repeat("dn:ENOMEM req:ENOMEM ", 5),
+		{"v2", "absent"}:   prefix + "pre:ENOMEM pre:ENOMEM " + strings.Repeat("pre:ENOMEM req:DOUBLE-FREE ", 5),
+		{"v4", "absent"}:   prefix + "pre:ENOMEM " + strings.Repeat("req:DOUBLE-FREE ", 5),
+		{"base", "F01"}:    prefix + "dn:ok req:ok",
+		{"v2", "F01"}:      prefix + "pre:ok req:DOUBLE-FREE",
+		{"v4", "F01"}:      prefix + "pre:ok req:USE-AFTER-FREE",
+	}
+	for _, v := range LookupPrealloc.VariantNames() {
+		for _, name := range []string{"absent", "F01"} {
+			got := faultSequence(t, v, name)
+			w := strings.TrimSpace(want[[2]string{v, name}])
+			if got != w {
+				t.Errorf("%s, lookup of %s, each allocation failed in turn:\n got %s\nwant %s", v, name, got, w)
+			}
+		}
+	}
+}
+
+// TestLinearRetryAfterHashedError: when the hashed pass fails (here the
+// decryption buffer of the name's own dentry, at level 1), the linear
+// retry of 6.16's __f2fs_find_entry searches level 0 only, since
+// *res_folio still holds the error and ends the level loop; the lookup
+// then fails with that error although the name exists.
+func TestLinearRetryAfterHashedError(t *testing.T) {
+	tk, dir := seedDir(t, "base")
+	var names []string
+	for i := 0; i < 300; i++ {
+		names = append(names, fmt.Sprintf("n%03d", i))
+		mustAdd(t, tk, dir, names[i], uint32(100+i))
+	}
+	if dir.CurrentDepth < 2 {
+		t.Fatalf("depth %d", dir.CurrentDepth)
+	}
+	// A name stored at level 1 (level 0 is blocks 0 and 1).
+	var deep string
+	for _, n := range names {
+		r, err := find(tk, dir, n)
+		if err != nil || r == nil {
+			t.Fatalf("%s: %v %v", n, r, err)
+		}
+		if r.Page >= 2 {
+			deep = n
+			break
+		}
+	}
+	if deep == "" {
+		t.Fatal("no name at level 1")
+	}
+	tk.K.Failslab.SetIgnoreGFPWait(false)
+	for nth := 1; ; nth++ {
+		logged := len(tk.K.Log.Lines())
+		tk.ProcFailNthWrite([]byte(fmt.Sprint(nth)))
+		ev0 := tk.Ev.Clone()
+		r, err := find(tk, dir, strings.ToUpper(deep))
+		hit := tk.ProcFailNthRead() == "0\n"
+		tk.ProcFailNthWrite([]byte("0"))
+		if !hit {
+			t.Fatalf("no failure in the compare of %s", deep)
+		}
+		site := ""
+		for _, l := range tk.K.Log.Lines()[logged:] {
+			site, _ = strings.CutPrefix(l, "Call Trace: ")
+		}
+		if site != "f2fs/generic_ci_match:decrypted_name" {
+			continue // before the search
+		}
+		d := tk.Ev.Sub(ev0)
+		if r != nil || err != errno.ENOMEM {
+			t.Fatalf("lookup of %s with its compare failed: %v %v", deep, r, err)
+		}
+		if d.Get(EvLinearFallback) != 1 || d.Get(EvNamesCompared) > 260 {
+			t.Fatalf("retry compared %d names (fallbacks %d): more than level 0 holds", d.Get(EvNamesCompared), d.Get(EvLinearFallback))
+		}
+		return
 	}
 }
