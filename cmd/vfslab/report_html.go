@@ -121,7 +121,7 @@ func ratioCharts(runs []*reportRun) ([]htmlChart, error) {
 		var cmds []string
 		seenV := map[string]bool{}
 		for _, r := range runs {
-			if r.h.Patch.ID != id {
+			if r.h.ID() != id {
 				continue
 			}
 			cmds = append(cmds, r.command)
@@ -204,7 +204,7 @@ func scalingCharts(runs []*reportRun) ([]htmlChart, error) {
 			continue
 		}
 		p := plot.New()
-		p.Title.Text = fmt.Sprintf("%s on %s: throughput against workers", r.h.Patch.ID, r.h.Workload().Name)
+		p.Title.Text = fmt.Sprintf("%s on %s: throughput against workers", r.h.ID(), r.h.Workload().Name)
 		p.X.Label.Text = "workers (threads)"
 		p.Y.Label.Text = "ops/s (all workers)"
 		p.Y.Min = 0
@@ -242,7 +242,7 @@ func scalingCharts(runs []*reportRun) ([]htmlChart, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, htmlChart{Title: r.h.Patch.ID + " scaling", SVG: svg, Commands: []string{r.command},
+		out = append(out, htmlChart{Title: r.h.ID() + " scaling", SVG: svg, Commands: []string{r.command},
 			Note: "Medians of the timed runs; the simulator's workers share this machine's CPUs, so the curve flattens at GOMAXPROCS."})
 	}
 	return out, nil
@@ -267,7 +267,7 @@ func eventCharts(runs []*reportRun) ([]htmlChart, error) {
 			continue
 		}
 		p := plot.New()
-		p.Title.Text = fmt.Sprintf("%s on %s (T=%d): events per operation", r.h.Patch.ID, r.h.Workload().Name, g.Threads)
+		p.Title.Text = fmt.Sprintf("%s on %s (T=%d): events per operation", r.h.ID(), r.h.Workload().Name, g.Threads)
 		p.Y.Label.Text = "count per operation (counting run)"
 		n := len(g.Measurements)
 		w := vg.Points(math.Max(3, 48/float64(n)))
@@ -302,7 +302,7 @@ func eventCharts(runs []*reportRun) ([]htmlChart, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, htmlChart{Title: r.h.Patch.ID + " events", SVG: svg, Commands: []string{r.command},
+		out = append(out, htmlChart{Title: r.h.ID() + " events", SVG: svg, Commands: []string{r.command},
 			Note: "The events whose count per operation differs between the variants (at most 10, largest first); counts in bytes are left out."})
 	}
 	return out, nil
@@ -351,9 +351,9 @@ func patchOrder(runs []*reportRun) []string {
 	var ids []string
 	seen := map[string]bool{}
 	for _, r := range runs {
-		if !seen[r.h.Patch.ID] {
-			seen[r.h.Patch.ID] = true
-			ids = append(ids, r.h.Patch.ID)
+		if !seen[r.h.ID()] {
+			seen[r.h.ID()] = true
+			ids = append(ids, r.h.ID())
 		}
 	}
 	return ids
