@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/vfslab/vfslab/events"
@@ -62,6 +63,16 @@ type Headline struct {
 	Size, DebugSize Size
 
 	workload *Workload
+}
+
+// ParamUnit is a Headline.Unit for workloads one of whose parameters
+// counts what an operation is made of: ParamUnit("n", "creates") says that
+// an operation of create with n=1000 is 1000 creates.
+func ParamUnit(param, unit string) func(map[string]string) (int, string) {
+	return func(params map[string]string) (int, string) {
+		n, _ := strconv.Atoi(params[param])
+		return n, unit
+	}
 }
 
 // Choice is one patch at one variant.

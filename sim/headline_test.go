@@ -29,8 +29,10 @@ func TestEveryPatchHasHeadline(t *testing.T) {
 		if reg, err := Lookup(w.Name); err != nil || reg != w {
 			t.Errorf("%s: headline on unregistered workload %s", p.ID, w.Name)
 		}
-		if _, err := w.resolveParams(h.Params); err != nil {
-			t.Errorf("%s: %v", p.ID, err)
+		for _, sd := range []bool{false, true} {
+			if _, err := w.ResolveParams(h.ParamsFor(sd)); err != nil {
+				t.Errorf("%s (slub_debug %v): %v", p.ID, sd, err)
+			}
 		}
 		for _, n := range h.Threads {
 			if n <= 0 {

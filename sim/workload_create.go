@@ -108,10 +108,7 @@ var (
 var seedCreateParams = map[string]string{"n": "1000", "mount": "lookup_mode=auto"}
 
 // createUnit is the create headlines' Unit: n creates per operation.
-func createUnit(params map[string]string) (int, string) {
-	n, _ := strconv.Atoi(params["n"])
-	return n, "creates"
-}
+var createUnit = ParamUnit("n", "creates")
 
 // Sizes the directory workloads accept: every file a timed run creates
 // stays until the next Reset (about 12 KiB of Go heap each, with its 4 KiB

@@ -430,7 +430,7 @@ func writeReportText(w io.Writer, rows []sim.ReportRow) {
 	}
 	fmt.Fprintf(w, "Each variant against the variant its seed's \"before\" ran (vs), on the seed's workload, under %s.\n", strings.Join(allocs, " and under "))
 	fmt.Fprintln(w, "ratio = variant speed / vs speed (~: not significant, p >= 0.05); seed = the same ratio from the seed's figures;")
-	fmt.Fprintln(w, "ran = timed runs x operations per worker per run (x files created per operation), for each variant.")
+	fmt.Fprintln(w, "ran = timed runs x operations per worker per run (x what one operation is: files created, MiB read), for each variant.")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "patch\tworkload\tT\tvariant\tvs\t"
