@@ -174,20 +174,15 @@ func TestHashedLookupBounded(t *testing.T) {
 	}
 }
 
-// injectedMiss runs one missed lookup of "absent" in a fresh seed
-// directory of variant with the task's fail-nth set to nth (failslab's
-// ignore-gfp-wait off, so that the GFP_KERNEL and GFP_NOFS allocations of
-// the lookup are fault-injection points, as the fault campaign does). It
-// returns whether the nth point was reached, the site that failed (from
-// fail_dump's "Call Trace:" line), the lookup's error, and the objects
-// the lookup left allocated.
-func injectedMiss(t *testing.T, variant string, nth int) (hit bool, site string, err error, live int64) {
-	return injectedLookup(t, variant, "absent", nth)
-}
-
-// injectedLookup is injectedMiss for any name; a name other than "absent"
-// must be found when the lookup succeeds.
-func injectedLookup(t *testing.T, variant, name string, nth int) (hit bool, site string, err error, live int64) {
+// injectedLookup runs one lookup of name in a fresh seed directory of
+// variant with the task's fail-nth set to nth (failslab's ignore-gfp-wait
+// off, so that the GFP_KERNEL and GFP_NOFS allocations of the lookup are
+// fault-injection points, as the fault campaign does). "absent" must not
+// be found, any other name must be when the lookup succeeds. It returns
+// whether the nth point was reached, the site that failed (from
+// fail_dump's "Call Trace:" line), the objects the lookup left allocated,
+// and the lookup's error.
+func injectedLookup(t *testing.T, variant, name string, nth int) (hit bool, site string, live int64, err error) {
 	t.Helper()
 	tk, dir := seedDir(t, variant, shortNames(5)...)
 	tk.K.Failslab.SetIgnoreGFPWait(false)
@@ -207,7 +202,7 @@ func injectedLookup(t *testing.T, variant, name string, nth int) (hit bool, site
 			site = s
 		}
 	}
-	return hit, site, err, tk.Stats.Live() - before.Live()
+	return hit, site, tk.Stats.Live() - before.Live(), err
 }
 
 // faultCodes abbreviate the allocation sites of a lookup in seed 001's
@@ -234,7 +229,7 @@ func faultSequence(t *testing.T, variant, name string) string {
 		if nth > 200 {
 			t.Fatalf("%s: more than 200 fault-injection points in one lookup", variant)
 		}
-		hit, site, err, live := injectedLookup(t, variant, name, nth)
+		hit, site, live, err := injectedLookup(t, variant, name, nth)
 		if !hit {
 			if err != nil {
 				t.Fatalf("%s %s: no injection at %d, yet %v", variant, name, nth, err)
