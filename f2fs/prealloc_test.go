@@ -183,8 +183,23 @@ func TestHashedLookupBounded(t *testing.T) {
 // fail_dump's "Call Trace:" line), the objects the lookup left allocated,
 // and the lookup's error.
 func injectedLookup(t *testing.T, variant, name string, nth int) (hit bool, site string, live int64, err error) {
+	return injectedLookupIn(t, variant, true, name, nth)
+}
+
+// injectedLookupIn is injectedLookup in seed 001's directory, or with
+// encrypted false in a casefolded directory that is not encrypted.
+func injectedLookupIn(t *testing.T, variant string, encrypted bool, name string, nth int) (hit bool, site string, live int64, err error) {
 	t.Helper()
-	tk, dir := seedDir(t, variant, shortNames(5)...)
+	var tk *kernel.Task
+	var dir *Inode
+	if encrypted {
+		tk, dir = seedDir(t, variant, shortNames(5)...)
+	} else {
+		tk, dir = newTestDir(t, dirOpts{casefold: true, noInline: true, mode: LookupAuto, variant: variant})
+		for i, n := range shortNames(5) {
+			mustAdd(t, tk, dir, n, uint32(100+i))
+		}
+	}
 	tk.K.Failslab.SetIgnoreGFPWait(false)
 	before := tk.Stats.Clone()
 	logged := len(tk.K.Log.Lines())
@@ -224,12 +239,18 @@ var faultCodes = map[string]string{
 // that left objects allocated.
 func faultSequence(t *testing.T, variant, name string) string {
 	t.Helper()
+	return faultSequenceIn(t, variant, true, name)
+}
+
+// faultSequenceIn is faultSequence in an encrypted directory or not.
+func faultSequenceIn(t *testing.T, variant string, encrypted bool, name string) string {
+	t.Helper()
 	var out []string
 	for nth := 1; ; nth++ {
 		if nth > 200 {
 			t.Fatalf("%s: more than 200 fault-injection points in one lookup", variant)
 		}
-		hit, site, live, err := injectedLookup(t, variant, name, nth)
+		hit, site, live, err := injectedLookupIn(t, variant, encrypted, name, nth)
 		if !hit {
 			if err != nil {
 				t.Fatalf("%s %s: no injection at %d, yet %v", variant, name, nth, err)
@@ -303,6 +324,12 @@ func TestSeed001FaultInjection(t *testing.T) {
 			w := strings.TrimSpace(want[[2]string{v, name}])
 			if got != w {
 				t.Errorf("%s, lookup of %s, each allocation failed in turn:\n got %s\nwant %s", v, name, got, w)
+			}
+			// Casefolded but not encrypted: generic_ci_match decrypts
+			// nothing, so the casefolded name is the lookup's only
+			// allocation, under every variant.
+			if got := faultSequenceIn(t, v, false, name); got != "cf:ENOMEM" {
+				t.Errorf("%s, lookup of %s in an unencrypted casefolded directory: %s", v, name, got)
 			}
 		}
 	}
