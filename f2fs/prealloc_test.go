@@ -8,6 +8,7 @@ import (
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // seedDir is the directory of seed 001's scenario: casefolded and
@@ -391,5 +392,36 @@ func TestLinearRetryAfterHashedError(t *testing.T) {
 			t.Fatalf("retry compared %d names (fallbacks %d): more than level 0 holds", d.Get(EvNamesCompared), d.Get(EvLinearFallback))
 		}
 		return
+	}
+}
+
+// TestLookupModeDefault: a mount that does not name lookup_mode= gets
+// perf, as default_options sets it since 632f0b6c3e32, and the modes keep
+// the kernel's enum order (LOOKUP_PERF, LOOKUP_COMPAT, LOOKUP_AUTO) and
+// spellings; the option string the model renders names the mode, as
+// f2fs_show_options does.
+func TestLookupModeDefault(t *testing.T) {
+	tk := newTestTask(t, "base")
+	sys, _, err := vfs.BootNew(tk, vfs.Config{}, Type, vfs.Features{Encrypt: true, Casefold: true}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbi := F2FS_SB(sys.RootMount().SB)
+	if sbi.LookupMode != LookupPerf || sbi.Options().LookupMode != LookupPerf {
+		t.Fatalf("default lookup_mode %s", sbi.LookupMode)
+	}
+	if got := sbi.Options().MountData(); got != "lookup_mode=perf" {
+		t.Fatalf("options rendered as %q", got)
+	}
+	for i, s := range []string{"perf", "compat", "auto"} {
+		if m, err := ParseLookupMode(s); err != nil || m != LookupMode(i) || m.String() != s {
+			t.Fatalf("%s: %d %v", s, m, err)
+		}
+	}
+	if s := LookupMode(7).String(); s != "LookupMode(7)" {
+		t.Fatalf("unknown mode prints %q", s)
+	}
+	if shouldFallbackToLinear(&Inode{SB: &SuperBlock{LookupMode: 7}}) {
+		t.Fatal("an unknown mode falls back")
 	}
 }
