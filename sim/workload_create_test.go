@@ -71,8 +71,14 @@ func testCreateFnameOnstack(t *testing.T, fs string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(Config{Workload: w, Patch: fscrypt.FnameOnstackPatch, Ops: 1, CountOps: 1, Count: 1,
-		Params: map[string]string{"n": "40", "fs": fs}})
+	params := map[string]string{"n": "40", "fs": fs}
+	if fs == "f2fs" {
+		// The seeds' kernels fell back to the linear search after a
+		// create's hashed miss (lookup_mode=auto; f2fs's default, perf,
+		// never does), decrypting every name already there.
+		params["mount"] = "lookup_mode=auto"
+	}
+	rep, err := Run(Config{Workload: w, Patch: fscrypt.FnameOnstackPatch, Ops: 1, CountOps: 1, Count: 1, Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}
