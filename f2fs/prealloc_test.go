@@ -176,20 +176,16 @@ func TestHashedLookupBounded(t *testing.T) {
 }
 
 // injectedLookup runs one lookup of name in a fresh seed directory of
-// variant with the task's fail-nth set to nth (failslab's ignore-gfp-wait
-// off, so that the GFP_KERNEL and GFP_NOFS allocations of the lookup are
-// fault-injection points, as the fault campaign does). "absent" must not
+// variant (with encrypted false, a casefolded directory that is not
+// encrypted, holding the same names) with the task's fail-nth set to nth
+// (failslab's ignore-gfp-wait off, so that the GFP_KERNEL and GFP_NOFS
+// allocations of the lookup are fault-injection points, as the fault
+// campaign does). "absent" must not
 // be found, any other name must be when the lookup succeeds. It returns
 // whether the nth point was reached, the site that failed (from
 // fail_dump's "Call Trace:" line), the objects the lookup left allocated,
 // and the lookup's error.
-func injectedLookup(t *testing.T, variant, name string, nth int) (hit bool, site string, live int64, err error) {
-	return injectedLookupIn(t, variant, true, name, nth)
-}
-
-// injectedLookupIn is injectedLookup in seed 001's directory, or with
-// encrypted false in a casefolded directory that is not encrypted.
-func injectedLookupIn(t *testing.T, variant string, encrypted bool, name string, nth int) (hit bool, site string, live int64, err error) {
+func injectedLookup(t *testing.T, variant string, encrypted bool, name string, nth int) (hit bool, site string, live int64, err error) {
 	t.Helper()
 	var tk *kernel.Task
 	var dir *Inode
@@ -251,7 +247,7 @@ func faultSequenceIn(t *testing.T, variant string, encrypted bool, name string) 
 		if nth > 200 {
 			t.Fatalf("%s: more than 200 fault-injection points in one lookup", variant)
 		}
-		hit, site, live, err := injectedLookupIn(t, variant, encrypted, name, nth)
+		hit, site, live, err := injectedLookup(t, variant, encrypted, name, nth)
 		if !hit {
 			if err != nil {
 				t.Fatalf("%s %s: no injection at %d, yet %v", variant, name, nth, err)
