@@ -276,8 +276,10 @@ func shouldFallbackToLinear(dir *Inode) bool {
 		return false
 	case LookupCompat:
 		return true
+	case LookupAuto:
+		return !dir.SB.NoCasefoldCompatFallback()
 	}
-	return !dir.SB.NoCasefoldCompatFallback()
+	return false
 }
 
 // FindEntryFname is __f2fs_find_entry: it searches the inline area, or each
@@ -324,7 +326,12 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 			}
 			for level := uint32(0); level < maxDepth; level++ {
 				de, err = findInLevel(t, dir, level, f, useHash, pre, &st)
-				if de != nil || err != nil {
+				// The kernel breaks on IS_ERR(*res_folio), which
+				// still holds the hashed pass's error in the
+				// linear retry (*res_folio = NULL comes before
+				// the start_find_entry label): that retry then
+				// searches level 0 only.
+				if de != nil || err != nil || resErr != nil {
 					break
 				}
 			}

@@ -15,7 +15,7 @@ import (
 // is set up; keylessCopy gives the same directory without the key.
 func fscryptDir(t testing.TB, variant string) (*kernel.Task, *Inode) {
 	t.Helper()
-	return newTestDir(t, dirOpts{casefold: true, noInline: true, variant: variant, encrypt: true, pad: fscrypt.PolicyFlagsPad32})
+	return newTestDir(t, dirOpts{casefold: true, noInline: true, mode: LookupAuto, variant: variant, encrypt: true, pad: fscrypt.PolicyFlagsPad32})
 }
 
 // TestFscryptNames runs the lookup path on names encrypted by package

@@ -12,6 +12,60 @@ import (
 
 func init() { vfs.MustRegister(Type) }
 
+// LookupMode is the lookup_mode= mount option of commit 632f0b6c3e32
+// ("f2fs: add lookup_mode mount option"; enum f2fs_lookup_mode in
+// fs/f2fs/f2fs.h, F2FS_OPTION(sbi).lookup_mode), which decides whether a
+// hashed miss in a casefolded directory falls back to the linear search
+// (f2fs_should_fallback_to_linear, fs/f2fs/dir.c). The kernel's default
+// is perf (default_options in fs/f2fs/super.c; Documentation/filesystems/
+// f2fs.rst marks it "(Default)"), and so is the zero value here.
+//
+// Kernels before that commit (the 6.16 of seed 001 among them) have no
+// option and behave as auto does: they fall back unless the superblock
+// has the no-compat-fallback flag.
+type LookupMode uint8
+
+// Lookup modes, in the kernel's enum order.
+const (
+	// LookupPerf never falls back (hash-only lookups): LOOKUP_PERF, the
+	// default.
+	LookupPerf LookupMode = iota
+	// LookupCompat always falls back: LOOKUP_COMPAT.
+	LookupCompat
+	// LookupAuto falls back after a hashed miss in a casefolded directory
+	// unless the superblock has EncNoCompatFallbackFL: LOOKUP_AUTO, the
+	// behaviour of kernels before the option.
+	LookupAuto
+)
+
+// String names the mode as the mount option spells it (and as
+// f2fs_show_options prints it: lookup_mode=perf|compat|auto).
+func (m LookupMode) String() string {
+	switch m {
+	case LookupPerf:
+		return "perf"
+	case LookupCompat:
+		return "compat"
+	case LookupAuto:
+		return "auto"
+	}
+	return fmt.Sprintf("LookupMode(%d)", uint8(m))
+}
+
+// ParseLookupMode reads a lookup_mode= value (the option's constant_table
+// f2fs_param_lookup_mode: perf, compat, auto). Errors: EINVAL.
+func ParseLookupMode(s string) (LookupMode, error) {
+	switch s {
+	case "perf":
+		return LookupPerf, nil
+	case "compat":
+		return LookupCompat, nil
+	case "auto":
+		return LookupAuto, nil
+	}
+	return 0, errno.EINVAL
+}
+
 // featureArgs is Type.FeatureArgs (f2fs has no inode count to set: nids
 // are allocated as needed).
 func featureArgs(f vfs.Features) []string {
@@ -125,7 +179,8 @@ func mkfs(t *kernel.Task, dev *vfs.BlockDevice, args []string) error {
 }
 
 // parseOptions is f2fs's option parsing (parse_options, fs/f2fs/super.c)
-// for the options the model has: lookup_mode=perf|compat|auto,
+// for the options the model has: lookup_mode=perf|compat|auto (perf when
+// not given, as default_options sets it),
 // inline_dentry and noinline_dentry, dir_level=N (0 to
 // MAX_DIR_HASH_DEPTH). It changes o in place; an unknown option or a bad
 // value is EINVAL with the mount API's log line.

@@ -23,6 +23,15 @@ import "github.com/vfslab/vfslab/patch"
 // Neither variant touches generic_ci_match's error path, which kfrees the
 // buffer when decryption fails: with a prealloc buffer that frees it behind
 // the struct's back (a use-after-free on reuse, a double free at the end).
+// Under fault injection that is what both do when the decryption's own
+// allocation fails (TestSeed001FaultInjection); a failed resize kmalloc is
+// clean.
+//
+// The cost the patch cuts is the linear fallback's: the seed's 6.16 kernel
+// falls back after every hashed miss in a casefolded directory, as
+// lookup_mode=auto does; upstream's default since the option was added,
+// lookup_mode=perf, never falls back, and the three variants then do the
+// same work.
 var LookupPrealloc = patch.Register(&patch.Patch{
 	ID:      "f2fs-lookup-prealloc",
 	Seed:    "001",

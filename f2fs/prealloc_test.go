@@ -5,14 +5,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // seedDir is the directory of seed 001's scenario: casefolded and
-// encrypted, lookup_mode=auto, so that a miss decrypts every dentry.
+// encrypted, lookup_mode=auto (what the seed's 6.16 kernel, which had no
+// option, did; upstream's default is perf), so that a miss decrypts every
+// dentry.
 func seedDir(t testing.TB, variant string, names ...string) (*kernel.Task, *Inode) {
-	tk, dir := newTestDir(t, dirOpts{casefold: true, encrypt: true, noInline: true, variant: variant})
+	tk, dir := newTestDir(t, dirOpts{casefold: true, encrypt: true, noInline: true, mode: LookupAuto, variant: variant})
 	for i, n := range names {
 		mustAdd(t, tk, dir, n, uint32(100+i))
 	}
@@ -168,5 +172,258 @@ func TestHashedLookupBounded(t *testing.T) {
 		if limit := float64(dir.CurrentDepth) * 2 * NrDentryInBlock; scanned > limit {
 			t.Fatalf("n=%d: walked %.1f dentries, more than %v", n, scanned, limit)
 		}
+	}
+}
+
+// injectedLookup runs one lookup of name in a fresh seed directory of
+// variant (with encrypted false, a casefolded directory that is not
+// encrypted, holding the same names) with the task's fail-nth set to nth
+// (failslab's ignore-gfp-wait off, so that the GFP_KERNEL and GFP_NOFS
+// allocations of the lookup are fault-injection points, as the fault
+// campaign does). "absent" must not
+// be found, any other name must be when the lookup succeeds. It returns
+// whether the nth point was reached, the site that failed (from
+// fail_dump's "Call Trace:" line), the objects the lookup left allocated,
+// and the lookup's error.
+func injectedLookup(t *testing.T, variant string, encrypted bool, name string, nth int) (hit bool, site string, live int64, err error) {
+	t.Helper()
+	var tk *kernel.Task
+	var dir *Inode
+	if encrypted {
+		tk, dir = seedDir(t, variant, shortNames(5)...)
+	} else {
+		tk, dir = newTestDir(t, dirOpts{casefold: true, noInline: true, mode: LookupAuto, variant: variant})
+		for i, n := range shortNames(5) {
+			mustAdd(t, tk, dir, n, uint32(100+i))
+		}
+	}
+	tk.K.Failslab.SetIgnoreGFPWait(false)
+	before := tk.Stats.Clone()
+	logged := len(tk.K.Log.Lines())
+	if _, werr := tk.ProcFailNthWrite([]byte(fmt.Sprint(nth))); werr != nil {
+		t.Fatal(werr)
+	}
+	r, err := find(tk, dir, name)
+	hit = tk.ProcFailNthRead() == "0\n"
+	tk.ProcFailNthWrite([]byte("0"))
+	if (r != nil) != (name != "absent" && err == nil) {
+		t.Fatalf("%s nth=%d: lookup of %q gave %v, %v", variant, nth, name, r, err)
+	}
+	for _, l := range tk.K.Log.Lines()[logged:] {
+		if s, ok := strings.CutPrefix(l, "Call Trace: "); ok {
+			site = s
+		}
+	}
+	return hit, site, tk.Stats.Live() - before.Live(), err
+}
+
+// faultCodes abbreviate the allocation sites of a lookup in seed 001's
+// directory and what a failure there made of the lookup.
+var faultCodes = map[string]string{
+	"fscrypt_setup_filename:crypto_buf":    "buf",
+	"fscrypt_fname:skcipher_request":       "req",
+	"f2fs_cf_name_slab":                    "cf",
+	"f2fs/generic_ci_match:decrypted_name": "dn",
+	"f2fs/decrypted_name_prealloc_resize":  "pre",
+	"KASAN: double-free":                   "DOUBLE-FREE",
+	"KASAN: slab-use-after-free":           "USE-AFTER-FREE",
+	"cannot allocate memory":               "ENOMEM",
+}
+
+// faultSequence fails each fault-injection point of one lookup of name in
+// turn (fail-nth 1, 2, ... until the lookup makes fewer) and returns
+// "site:result" for each, in faultCodes' words; "+leak" marks a failure
+// that left objects allocated.
+func faultSequence(t *testing.T, variant, name string) string {
+	t.Helper()
+	return faultSequenceIn(t, variant, true, name)
+}
+
+// faultSequenceIn is faultSequence in an encrypted directory or not.
+func faultSequenceIn(t *testing.T, variant string, encrypted bool, name string) string {
+	t.Helper()
+	var out []string
+	for nth := 1; ; nth++ {
+		if nth > 200 {
+			t.Fatalf("%s: more than 200 fault-injection points in one lookup", variant)
+		}
+		hit, site, live, err := injectedLookup(t, variant, encrypted, name, nth)
+		if !hit {
+			if err != nil {
+				t.Fatalf("%s %s: no injection at %d, yet %v", variant, name, nth, err)
+			}
+			return strings.Join(out, " ")
+		}
+		res := "ok"
+		if b, ok := kernel.AsBug(err); ok {
+			res = b.Kind
+		} else if err != nil {
+			res = err.Error()
+		}
+		code := func(s string) string {
+			if c, ok := faultCodes[s]; ok {
+				return c
+			}
+			if strings.HasSuffix(s, ":skcipher_request") {
+				// fscrypt's request sites, one per function
+				// (fscrypt_fname_encrypt, fname_decrypt) or one
+				// for both (fscrypt_fname).
+				return "req"
+			}
+			return s
+		}
+		o := code(site) + ":" + code(res)
+		if live != 0 && res != "KASAN: double-free" && res != "KASAN: slab-use-after-free" {
+			o += "+leak"
+		}
+		out = append(out, o)
+	}
+}
+
+// TestSeed001FaultInjection fails, one at a time, every allocation a
+// lookup makes in seed 001's directory (fail-nth through the task's
+// fail_nth, failslab's ignore-gfp-wait off as the fault campaign has it),
+// under each variant, on the kernel the seed ran (fscrypt-fname-onstack
+// base: fname_decrypt kmallocs its request), and pins what each does.
+//
+// Read from the postings against 6.16's fs/libfs.c generic_ci_match and
+// fs/f2fs/dir.c __f2fs_find_entry:
+//   - base: every failure is ENOMEM out of a miss, and nothing is left
+//     allocated; in a hit, a failure while comparing in the hashed pass
+//     is retried by the linear fallback, which finds the name.
+//   - v2 and v4: a failed kmalloc in decrypted_name_prealloc_resize
+//     returns NULL before it touches the struct: ENOMEM (or, in a hit,
+//     the fallback's retry), the old buffer freed once at the end. A
+//     failure inside the decryption (fscrypt_fname_disk_to_usr, here
+//     fname_decrypt's skcipher_request_alloc) takes generic_ci_match's
+//     error path, which the posting left as it was:
+//     kfree(decrypted_name.name), which is prealloc->name, while the
+//     struct keeps the pointer. In a miss (the failure in the linear
+//     pass) __f2fs_find_entry's new kfree(prealloc.name) frees it again:
+//     a double free, in both variants (v4 fixed only the resize
+//     condition). In a hit (the failure in the hashed pass) the fallback
+//     retries with the freed buffer: v4 reuses it for the next, shorter
+//     name (a use-after-free); v2's inverted check reallocates and
+//     kfrees the freed buffer (a double free).
+//   - The failures before the search (the crypto_buf, the encryption's
+//     request, the casefolded name) are ENOMEM in every variant.
+//
+// v2 reallocates for every name shorter than its buffer, so it has as
+// many injection points as base; v4 has one prealloc allocation per
+// lookup.
+func TestSeed001FaultInjection(t *testing.T) {
+	const prefix = "buf:ENOMEM req:ENOMEM cf:ENOMEM "
+	want := map[[2]string]string{
+		{"base", "absent"}: prefix + "dn:ENOMEM dn:ENOMEM " + strings.Repeat("dn:ENOMEM req:ENOMEM ", 5),
+		{"v2", "absent"}:   prefix + "pre:ENOMEM pre:ENOMEM " + strings.Repeat("pre:ENOMEM req:DOUBLE-FREE ", 5),
+		{"v4", "absent"}:   prefix + "pre:ENOMEM " + strings.Repeat("req:DOUBLE-FREE ", 5),
+		{"base", "F01"}:    prefix + "dn:ok req:ok",
+		{"v2", "F01"}:      prefix + "pre:ok req:DOUBLE-FREE",
+		{"v4", "F01"}:      prefix + "pre:ok req:USE-AFTER-FREE",
+	}
+	for _, v := range LookupPrealloc.VariantNames() {
+		for _, name := range []string{"absent", "F01"} {
+			got := faultSequence(t, v, name)
+			w := strings.TrimSpace(want[[2]string{v, name}])
+			if got != w {
+				t.Errorf("%s, lookup of %s, each allocation failed in turn:\n got %s\nwant %s", v, name, got, w)
+			}
+			// Casefolded but not encrypted: generic_ci_match decrypts
+			// nothing, so the casefolded name is the lookup's only
+			// allocation, under every variant.
+			if got := faultSequenceIn(t, v, false, name); got != "cf:ENOMEM" {
+				t.Errorf("%s, lookup of %s in an unencrypted casefolded directory: %s", v, name, got)
+			}
+		}
+	}
+}
+
+// TestLinearRetryAfterHashedError: when the hashed pass fails (here the
+// decryption buffer of the name's own dentry, at level 1), the linear
+// retry of 6.16's __f2fs_find_entry searches level 0 only, since
+// *res_folio still holds the error and ends the level loop; the lookup
+// then fails with that error although the name exists.
+func TestLinearRetryAfterHashedError(t *testing.T) {
+	tk, dir := seedDir(t, "base")
+	var names []string
+	for i := 0; i < 300; i++ {
+		names = append(names, fmt.Sprintf("n%03d", i))
+		mustAdd(t, tk, dir, names[i], uint32(100+i))
+	}
+	if dir.CurrentDepth < 2 {
+		t.Fatalf("depth %d", dir.CurrentDepth)
+	}
+	// A name stored at level 1 (level 0 is blocks 0 and 1).
+	var deep string
+	for _, n := range names {
+		r, err := find(tk, dir, n)
+		if err != nil || r == nil {
+			t.Fatalf("%s: %v %v", n, r, err)
+		}
+		if r.Page >= 2 {
+			deep = n
+			break
+		}
+	}
+	if deep == "" {
+		t.Fatal("no name at level 1")
+	}
+	tk.K.Failslab.SetIgnoreGFPWait(false)
+	for nth := 1; ; nth++ {
+		logged := len(tk.K.Log.Lines())
+		tk.ProcFailNthWrite([]byte(fmt.Sprint(nth)))
+		ev0 := tk.Ev.Clone()
+		r, err := find(tk, dir, strings.ToUpper(deep))
+		hit := tk.ProcFailNthRead() == "0\n"
+		tk.ProcFailNthWrite([]byte("0"))
+		if !hit {
+			t.Fatalf("no failure in the compare of %s", deep)
+		}
+		site := ""
+		for _, l := range tk.K.Log.Lines()[logged:] {
+			site, _ = strings.CutPrefix(l, "Call Trace: ")
+		}
+		if site != "f2fs/generic_ci_match:decrypted_name" {
+			continue // before the search
+		}
+		d := tk.Ev.Sub(ev0)
+		if r != nil || err != errno.ENOMEM {
+			t.Fatalf("lookup of %s with its compare failed: %v %v", deep, r, err)
+		}
+		if d.Get(EvLinearFallback) != 1 || d.Get(EvNamesCompared) > 260 {
+			t.Fatalf("retry compared %d names (fallbacks %d): more than level 0 holds", d.Get(EvNamesCompared), d.Get(EvLinearFallback))
+		}
+		return
+	}
+}
+
+// TestLookupModeDefault: a mount that does not name lookup_mode= gets
+// perf, as default_options sets it since 632f0b6c3e32, and the modes keep
+// the kernel's enum order (LOOKUP_PERF, LOOKUP_COMPAT, LOOKUP_AUTO) and
+// spellings; the option string the model renders names the mode, as
+// f2fs_show_options does.
+func TestLookupModeDefault(t *testing.T) {
+	tk := newTestTask(t, "base")
+	sys, _, err := vfs.BootNew(tk, vfs.Config{}, Type, vfs.Features{Encrypt: true, Casefold: true}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbi := F2FS_SB(sys.RootMount().SB)
+	if sbi.LookupMode != LookupPerf || sbi.Options().LookupMode != LookupPerf {
+		t.Fatalf("default lookup_mode %s", sbi.LookupMode)
+	}
+	if got := sbi.Options().MountData(); got != "lookup_mode=perf" {
+		t.Fatalf("options rendered as %q", got)
+	}
+	for i, s := range []string{"perf", "compat", "auto"} {
+		if m, err := ParseLookupMode(s); err != nil || m != LookupMode(i) || m.String() != s {
+			t.Fatalf("%s: %d %v", s, m, err)
+		}
+	}
+	if s := LookupMode(7).String(); s != "LookupMode(7)" {
+		t.Fatalf("unknown mode prints %q", s)
+	}
+	if shouldFallbackToLinear(&Inode{SB: &SuperBlock{LookupMode: 7}}) {
+		t.Fatal("an unknown mode falls back")
 	}
 }

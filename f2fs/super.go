@@ -36,45 +36,6 @@ const (
 	EncNoCompatFallbackFL uint16 = 1 << 1
 )
 
-// LookupMode is the lookup_mode= mount option (fs/f2fs/super.c,
-// F2FS_OPTION(sbi).lookup_mode).
-type LookupMode uint8
-
-// Lookup modes. LookupAuto is the default.
-const (
-	// LookupAuto falls back to a linear search after a hashed miss in a
-	// casefolded directory unless the superblock has EncNoCompatFallbackFL.
-	LookupAuto LookupMode = iota
-	// LookupPerf never falls back (hash-only lookups).
-	LookupPerf
-	// LookupCompat always falls back.
-	LookupCompat
-)
-
-// String names the mode as the mount option spells it.
-func (m LookupMode) String() string {
-	switch m {
-	case LookupPerf:
-		return "perf"
-	case LookupCompat:
-		return "compat"
-	}
-	return "auto"
-}
-
-// ParseLookupMode reads a lookup_mode= value. Errors: EINVAL.
-func ParseLookupMode(s string) (LookupMode, error) {
-	switch s {
-	case "auto":
-		return LookupAuto, nil
-	case "perf":
-		return LookupPerf, nil
-	case "compat":
-		return LookupCompat, nil
-	}
-	return 0, errno.EINVAL
-}
-
 // Options are the mkfs.f2fs features and the mount options of a simulated
 // f2fs.
 type Options struct {
@@ -93,7 +54,8 @@ type Options struct {
 	// utf8:hashonly): lookup_mode=auto never falls back to the linear
 	// search.
 	NoCompatFallback bool
-	// LookupMode is the lookup_mode= mount option (default auto).
+	// LookupMode is the lookup_mode= mount option (default perf, as the
+	// kernel's default_options sets it: its zero value).
 	LookupMode LookupMode
 	// NoInlineDentry is the noinline_dentry mount option: new directories
 	// keep their dentries in blocks from the start.

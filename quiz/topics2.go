@@ -273,6 +273,12 @@ func kmallocRun(variant string, n int, target string) (summary string, kmallocs 
 	}
 	defer m.Close()
 	t, p := m.T, m.P
+	// Seed 001's kernel (6.16) had no lookup_mode= and fell back to the
+	// linear search after a hashed miss, as lookup_mode=auto does;
+	// upstream's default, perf, never falls back.
+	if err := m.Sys.Remount(t, p, "/", "lookup_mode=auto"); err != nil {
+		return "", 0, nil, err
+	}
 	if err := p.Mkdir(t, "/w", 0o755); err != nil {
 		return "", 0, nil, err
 	}
@@ -314,7 +320,7 @@ func genKmalloc(rng *rand.Rand, reverse bool) (*question, error) {
 		what = "a miss"
 	}
 	variant := pick(rng, kmallocVariants)
-	setup := fmt.Sprintf("Machine: f2fs with casefold; /w casefolded and encrypted (key present) holding file-00..file-%02d; drop_caches.", n-1)
+	setup := fmt.Sprintf("Machine: f2fs with casefold, mounted lookup_mode=auto (seed 001's 6.16 kernel: a hashed miss falls back to the linear search); /w casefolded and encrypted (key present) holding file-00..file-%02d; drop_caches.", n-1)
 	summary, km, log, err := kmallocRun(variant, n, target)
 	if err != nil {
 		return nil, err

@@ -164,8 +164,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, g := range r.Groups {
 		fmt.Fprintf(w, "\nthreads=%d  ops/worker/run=%d  runs=%d\n", g.Threads, g.Measurements[0].Ops, len(g.Measurements[0].NsPerOp))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "variant\tns/op\t±\tops/s\tMB/s\tvs base\tp\tallocs/op\tB/op\tkmalloc/op\t")
 		base := g.Measurements[0]
+		// The first variant is the one the others are compared with: the
+		// base, unless the run asked for another first (--variants).
+		fmt.Fprintf(tw, "variant\tns/op\t±\tops/s\tMB/s\tvs %s\tp\tallocs/op\tB/op\tkmalloc/op\t\n", orBase(base.Variant))
 		for _, m := range g.Measurements {
 			st := m.Stats(base)
 			vs, p := "", ""
@@ -230,6 +232,15 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// orBase names the variant compared with in a header ("base" for a run
+// that compares no patch).
+func orBase(v string) string {
+	if v == "" {
+		return "base"
+	}
+	return v
 }
 
 func dedupe(s []string) []string {

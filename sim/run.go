@@ -26,6 +26,15 @@ type Config struct {
 	// parameter that chooses a patch's variant (Param.Patch) agrees with
 	// it or fails the run; it never overrides it.
 	Base patch.Set
+	// Sets, when not nil, are the machines compared instead of Patch's
+	// variants over Base: each a whole patch set, the first the one the
+	// others are compared with, labelled by SetNames (Measurement.Variant).
+	// A headline over several patches measured together runs so (every
+	// patch at its base against the patches at their posted variants);
+	// Variants must then be empty, and Patch is only checked to be one the
+	// workload runs.
+	Sets     []patch.Set
+	SetNames []string
 	// Threads lists the worker counts to run (default: the workload's, or 1).
 	Threads []int
 	// Ops is the number of operations per worker in one timed run; 0 means
@@ -137,6 +146,12 @@ func RunContext(ctx context.Context, cfg Config) (*Report, error) {
 				return nil, err
 			}
 		}
+	}
+	if cfg.Sets != nil {
+		if len(cfg.Variants) > 0 || len(cfg.SetNames) != len(cfg.Sets) || len(cfg.Sets) < 2 {
+			return nil, &ConfigError{Field: "Sets", Msg: "want two sets or more, one name each, and no Variants"}
+		}
+		variants, sets = cfg.SetNames, cfg.Sets
 	}
 	threads := cfg.Threads
 	if len(threads) == 0 {

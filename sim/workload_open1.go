@@ -42,6 +42,9 @@ var _ = Register(&Workload{
 		Metric:     MetricOps,
 		SeedRatios: map[string]float64{"v2": 25575494.0 / 12539898},
 		Seed:       "will-it-scale open1_processes -t 20, Sapphire Rapids: 12,539,898 -> 25,575,494 ops/s",
+		// The report's budget (docs/CLI.md): opens per worker per timed run.
+		Size:      Size{Ops: 100000, Count: 5},
+		DebugSize: Size{Ops: 10000, Count: 5},
 	}},
 })
 

@@ -100,6 +100,9 @@ func TestIssueCases(t *testing.T) {
 		{args: []string{"ab", "--bogus"}, status: 2, stderr: []string{"unknown flag: --bogus"}},
 		{args: []string{"report", "--count", "x"}, status: 2, stderr: []string{`"--count"`}},
 		{args: []string{"report", "--patch", "nope"}, status: 2, stderr: []string{"valid: fscrypt-fname-onstack"}},
+		{args: []string{"report", "--allocators", "slab"}, status: 2, stderr: []string{"both, production, slub_debug"}},
+		{args: []string{"report", "--allocators", "production", "--slub-debug"}, status: 2, stderr: []string{"--slub-debug conflicts with --allocators production"}},
+		{args: []string{"report", "--count", "0"}, status: 2, stderr: []string{`"--count"`}},
 		{args: []string{"bogus"}, status: 2, stderr: []string{`unknown command "bogus"`}},
 		{args: []string{"ab", "--json", "--format", "csv", "v1kdf"}, status: 2, stderr: []string{"exclude each other"}},
 		{args: []string{"ab", "v1kdf", "--format", "xml"}, status: 2, stderr: []string{"text, json, csv, benchstat"}},
@@ -455,7 +458,7 @@ func TestReportHTML(t *testing.T) {
 	if n := strings.Count(page, "<svg"); n < 2 {
 		t.Errorf("%d SVG charts, want the ratios and the events", n)
 	}
-	for _, w := range []string{"vfslab ab --workload v1kdf --patch fscrypt-v1-kdf --count 2 --runtime 2ms --seed 1 --slub-debug", "kmalloc", "seed&#39;s figure"} {
+	for _, w := range []string{"vfslab ab --workload v1kdf --patch fscrypt-v1-kdf --runtime 2ms --count 2 --seed 1 --slub-debug --variants sync,base,aeslib", "kmalloc", "seed&#39;s figure"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("page lacks %q", w)
 		}
@@ -467,18 +470,24 @@ func TestReportHTML(t *testing.T) {
 	}
 }
 
-// TestReportText: non-significant ratios carry "~", the header names
-// base and variant speeds once each, and counts print as counts.
+// TestReportText: non-significant ratios carry "~", each variant's ratio
+// under both allocators sits on one line with what each ran, the header
+// names each column once, and counts print as counts.
 func TestReportText(t *testing.T) {
 	seed := 2.0
 	rows := []sim.ReportRow{
-		{Patch: "p", Workload: "create", Threads: 1, Variant: "v2", Metric: "ops/s", Base: 1.5, Value: 3, Ratio: 2, P: 0.01, Significant: true, SeedRatio: &seed, Kmallocs: 513517, BaseKmalloc: 1027034},
-		{Patch: "p", Workload: "create", Threads: 1, Variant: "v4", Metric: "ops/s", Base: 1.5, Value: 1.6, Ratio: 1.07, P: 0.4},
+		{Patch: "p", Workload: "create", Threads: 1, Variant: "v2", Against: "base", Metric: "ops/s", Base: 1.5, Value: 3, Ratio: 2, P: 0.01, Significant: true,
+			SeedRatio: &seed, Kmallocs: 513517, BaseKmalloc: 1027034, Runs: 5, OpsPerRun: 1, PerOp: 1000, Unit: "creates", Params: "n=1000"},
+		{Patch: "p", Workload: "create", Threads: 1, Variant: "v4", Against: "base", Metric: "ops/s", Base: 1.5, Value: 1.6, Ratio: 1.07, P: 0.4,
+			Runs: 5, OpsPerRun: 1, PerOp: 1000, Unit: "creates", Params: "n=1000"},
+		{Patch: "p", Workload: "create", SlubDebug: true, Threads: 1, Variant: "v2", Against: "base", Metric: "ops/s", Ratio: 3.5, P: 0.03, Significant: true,
+			SeedRatio: &seed, Runs: 4, OpsPerRun: 1, PerOp: 100, Unit: "creates", Params: "n=100"},
 	}
 	var b bytes.Buffer
-	writeReportText(&b, rows, false)
+	writeReportText(&b, rows)
 	s := b.String()
-	for _, w := range []string{" x2.00 ", " ~x1.07 ", "514k", "1.03M", "create: 1 op = ", "base speed", "variant speed"} {
+	for _, w := range []string{" x2.00 p=0.010 ", " ~x1.07 p=0.400 ", "514k", "1.03M", "create: 1 op = ", "production ratio", "slub_debug ratio",
+		"5x1x1000 creates", "4x1x100 creates", " x3.50 p=0.030 ", "slub_debug: n=100"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("report lacks %q:\n%s", w, s)
 		}
@@ -486,8 +495,23 @@ func TestReportText(t *testing.T) {
 	if strings.Contains(s, "513517.00") {
 		t.Errorf("counts print with decimals:\n%s", s)
 	}
+	lines := strings.Split(s, "\n")
+	// One line per variant: v2's two allocators share a line, and v4,
+	// which has no slub_debug row, shows "-" there.
+	var v2, v4 string
+	for _, l := range lines {
+		if strings.Contains(l, " v2 ") {
+			v2 += l
+		}
+		if strings.Contains(l, " v4 ") {
+			v4 += l
+		}
+	}
+	if !strings.Contains(v2, "x2.00") || !strings.Contains(v2, "x3.50") || !strings.Contains(v4, " - ") {
+		t.Errorf("v2 %q, v4 %q", v2, v4)
+	}
 	seen := map[string]bool{}
-	for _, col := range regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(strings.Split(s, "\n")[3]), -1) {
+	for _, col := range regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(lines[4]), -1) {
 		if seen[col] {
 			t.Errorf("header names %q twice:\n%s", col, s)
 		}

@@ -121,7 +121,7 @@ func ratioCharts(runs []*reportRun) ([]htmlChart, error) {
 		var cmds []string
 		seenV := map[string]bool{}
 		for _, r := range runs {
-			if r.h.Patch.ID != id {
+			if r.h.ID() != id {
 				continue
 			}
 			cmds = append(cmds, r.command)
@@ -148,8 +148,8 @@ func ratioCharts(runs []*reportRun) ([]htmlChart, error) {
 			continue
 		}
 		p := plot.New()
-		p.Title.Text = id + ": speed ratio to base"
-		p.Y.Label.Text = "variant speed / base speed"
+		p.Title.Text = id + ": speed ratio"
+		p.Y.Label.Text = "variant speed / vs speed"
 		p.Y.Min = 0
 		series := []struct {
 			name string
@@ -190,7 +190,7 @@ func ratioCharts(runs []*reportRun) ([]htmlChart, error) {
 			return nil, err
 		}
 		out = append(out, htmlChart{Title: id, SVG: svg, Commands: cmds,
-			Note: "A bar of 0 for the seed: the seed reports no figure for that variant. The dashed line is the base (x1)."})
+			Note: "A bar of 0 for the seed: the seed reports no figure for that variant. The dashed line is the variant compared with (x1: the patch's base, or the headline's vs)."})
 	}
 	return out, nil
 }
@@ -204,7 +204,7 @@ func scalingCharts(runs []*reportRun) ([]htmlChart, error) {
 			continue
 		}
 		p := plot.New()
-		p.Title.Text = fmt.Sprintf("%s on %s: throughput against workers", r.h.Patch.ID, r.h.Workload().Name)
+		p.Title.Text = fmt.Sprintf("%s on %s: throughput against workers", r.h.ID(), r.h.Workload().Name)
 		p.X.Label.Text = "workers (threads)"
 		p.Y.Label.Text = "ops/s (all workers)"
 		p.Y.Min = 0
@@ -242,7 +242,7 @@ func scalingCharts(runs []*reportRun) ([]htmlChart, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, htmlChart{Title: r.h.Patch.ID + " scaling", SVG: svg, Commands: []string{r.command},
+		out = append(out, htmlChart{Title: r.h.ID() + " scaling", SVG: svg, Commands: []string{r.command},
 			Note: "Medians of the timed runs; the simulator's workers share this machine's CPUs, so the curve flattens at GOMAXPROCS."})
 	}
 	return out, nil
@@ -267,7 +267,7 @@ func eventCharts(runs []*reportRun) ([]htmlChart, error) {
 			continue
 		}
 		p := plot.New()
-		p.Title.Text = fmt.Sprintf("%s on %s (T=%d): events per operation", r.h.Patch.ID, r.h.Workload().Name, g.Threads)
+		p.Title.Text = fmt.Sprintf("%s on %s (T=%d): events per operation", r.h.ID(), r.h.Workload().Name, g.Threads)
 		p.Y.Label.Text = "count per operation (counting run)"
 		n := len(g.Measurements)
 		w := vg.Points(math.Max(3, 48/float64(n)))
@@ -302,7 +302,7 @@ func eventCharts(runs []*reportRun) ([]htmlChart, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, htmlChart{Title: r.h.Patch.ID + " events", SVG: svg, Commands: []string{r.command},
+		out = append(out, htmlChart{Title: r.h.ID() + " events", SVG: svg, Commands: []string{r.command},
 			Note: "The events whose count per operation differs between the variants (at most 10, largest first); counts in bytes are left out."})
 	}
 	return out, nil
@@ -351,9 +351,9 @@ func patchOrder(runs []*reportRun) []string {
 	var ids []string
 	seen := map[string]bool{}
 	for _, r := range runs {
-		if !seen[r.h.Patch.ID] {
-			seen[r.h.Patch.ID] = true
-			ids = append(ids, r.h.Patch.ID)
+		if !seen[r.h.ID()] {
+			seen[r.h.ID()] = true
+			ids = append(ids, r.h.ID())
 		}
 	}
 	return ids
@@ -373,8 +373,10 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("x%.2f", *r.SeedRatio)
 	},
-	"num":   sim.FormatNum,
-	"alloc": func(b bool) string { return map[bool]string{false: "production", true: "slub_debug"}[b] },
+	"num":    sim.FormatNum,
+	"ran":    ranText,
+	"events": eventsText,
+	"alloc":  func(b bool) string { return map[bool]string{false: "production", true: "slub_debug"}[b] },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -420,10 +422,12 @@ the shapes compare, the magnitudes not always.</p>
 
 <h2>The rows</h2>
 <table>
-<tr><th class="l">patch</th><th class="l">allocator</th><th>T</th><th class="l">variant</th><th>base</th><th>variant</th><th>ratio</th><th>p</th><th>seed</th><th>kmalloc/op</th><th class="l">command</th></tr>
-{{range .Rows}}<tr><td class="l">{{.Patch}}</td><td class="l">{{alloc .SlubDebug}}</td><td>{{.Threads}}</td><td class="l">{{.Variant}}</td><td>{{num .Base}} {{.Metric}}</td><td>{{num .Value}} {{.Metric}}</td><td>{{ratio .}}</td><td>{{printf "%.3f" .P}}</td><td>{{seed .}}</td><td>{{num .BaseKmalloc}} &rarr; {{num .Kmallocs}}</td><td class="l"><code>{{.Command}}</code></td></tr>
+<tr><th class="l">patch</th><th class="l">allocator</th><th>T</th><th class="l">variant</th><th class="l">vs</th><th>vs speed</th><th>variant speed</th><th>ratio</th><th>p</th><th>seed</th><th class="l">ran</th><th>kmalloc/op</th><th class="l">events/op</th><th class="l">command</th></tr>
+{{range .Rows}}<tr><td class="l">{{.Patch}}</td><td class="l">{{alloc .SlubDebug}}</td><td>{{.Threads}}</td><td class="l">{{.Variant}}</td><td class="l">{{.Against}}</td><td>{{num .Base}} {{.Metric}}</td><td>{{num .Value}} {{.Metric}}</td><td>{{ratio .}}</td><td>{{printf "%.3f" .P}}</td><td>{{seed .}}</td><td class="l">{{ran .}}</td><td>{{num .BaseKmalloc}} &rarr; {{num .Kmallocs}}</td><td class="l">{{events .}}</td><td class="l"><code>{{.Command}}</code></td></tr>
 {{end}}</table>
-<p>~: not significant (Mann-Whitney U-test, p &ge; 0.05). For create, one operation is a whole run of n creates.</p>
+<p>~: not significant (Mann-Whitney U-test, p &ge; 0.05). vs: the variant the ratio is against (what the seed's "before" ran).
+ran: timed runs &times; operations per worker per run (&times; what one operation is); for create, one operation is a whole run of n creates.
+slub_debug rows may run fewer or smaller operations: each says what it ran.</p>
 </body>
 </html>
 `))

@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vfslab/vfslab/sim"
 )
 
+// TestReportOnePatch: fscrypt-v1-kdf's rows are against sync (the code
+// its seed's "before" ran), under both allocators, each saying what it ran
+// and carrying the seed's ratio where the seed gave one.
 func TestReportOnePatch(t *testing.T) {
 	var out, errb bytes.Buffer
 	if rc := run([]string{"report", "--patch", "fscrypt-v1-kdf", "--count", "2", "--runtime", "5ms", "--quiet", "--json"}, &out, &errb); rc != 0 {
@@ -18,16 +23,45 @@ func TestReportOnePatch(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if len(rows) != 2 || rows[0].Variant != "sync" || rows[1].Variant != "aeslib" {
+	if len(rows) != 4 {
 		t.Fatalf("rows = %+v", rows)
+	}
+	for i, r := range rows {
+		if r.SlubDebug != (i >= 2) || r.Against != "sync" || r.Variant != []string{"base", "aeslib"}[i%2] || r.Runs != 2 || r.OpsPerRun < 1 {
+			t.Fatalf("row %d = %+v", i, r)
+		}
 	}
 	// The AES library variant allocates nothing; the seed's ratio is
 	// carried beside the measurement.
-	if rows[1].Kmallocs != 0 || rows[1].SeedRatio == nil || *rows[1].SeedRatio < 4.6 || rows[1].Ratio <= 1 {
-		t.Fatalf("aeslib row = %+v", rows[1])
+	if a := rows[1]; a.Kmallocs != 0 || a.SeedRatio == nil || *a.SeedRatio < 4.6 || a.Ratio <= 1 {
+		t.Fatalf("aeslib row = %+v", a)
 	}
 	if rows[0].SeedRatio != nil {
-		t.Fatalf("sync has no seed figure: %+v", rows[0])
+		t.Fatalf("base has no seed figure: %+v", rows[0])
+	}
+}
+
+// TestReportFixedSizes: without --runtime a report run takes its
+// headline's operation counts, and slub_debug's own, which its rows and
+// command state.
+func TestReportFixedSizes(t *testing.T) {
+	h, err := sim.HeadlineFor("fscrypt-v1-kdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sd := range []bool{false, true} {
+		size := h.SizeFor(sd)
+		cfg := h.Config(sim.Config{}, sd)
+		if cfg.Ops != size.Ops || cfg.Count != size.Count || cfg.SlubDebug != sd || cfg.Ops == 0 {
+			t.Fatalf("slub_debug=%v: config %+v, size %+v", sd, cfg, size)
+		}
+		c := abCommand(h, cfg)
+		if !strings.Contains(c, fmt.Sprintf("--ops %d --count %d", size.Ops, size.Count)) || strings.Contains(c, "--slub-debug") != sd {
+			t.Fatalf("command %q", c)
+		}
+	}
+	if cfg := h.Config(sim.Config{RunTime: time.Millisecond, Count: 3}, false); cfg.Ops != 0 || cfg.Count != 3 {
+		t.Fatalf("--runtime calibrates: %+v", cfg)
 	}
 }
 

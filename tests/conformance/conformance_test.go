@@ -163,6 +163,8 @@ type fsConfig struct {
 	fst               *vfs.FileSystemType
 	casefold, encrypt bool
 	patches           patch.Set
+	// mount is the mount's option string ("": the filesystem's defaults).
+	mount string
 }
 
 func (c fsConfig) String() string {
@@ -279,7 +281,7 @@ func newSysState(t *rapid.T, cfg fsConfig) *sysState {
 	task := k.NewTask("conformance")
 	task.EnableCounting()
 	dc := dcache.Config[vfs.Inode]{HashShift: 8, MaxUnused: rapid.SampledFrom([]int{-1, 4, 64}).Draw(t, "maxUnused")}
-	sys, p, err := vfs.BootNew(task, vfs.Config{Dcache: dc}, cfg.fst, vfs.Features{Encrypt: true, Casefold: cfg.casefold}, "")
+	sys, p, err := vfs.BootNew(task, vfs.Config{Dcache: dc}, cfg.fst, vfs.Features{Encrypt: true, Casefold: cfg.casefold}, cfg.mount)
 	if err != nil {
 		t.Fatalf("%s: boot: %v", cfg, err)
 	}
@@ -879,10 +881,12 @@ func TestConformance(t *testing.T) {
 // the sequence that shows it (a short name, a long one, then a miss in a
 // casefolded, encrypted f2fs directory, whose linear fallback decrypts
 // both into the one buffer), the suite accepts that report for that
-// configuration, and no other configuration explains it.
+// configuration, and no other configuration explains it. The mount is
+// lookup_mode=auto, the fallback of the seed's 6.16 kernel (upstream's
+// default, perf, never falls back).
 func TestExpectedBugPinned(t *testing.T) {
 	set := patch.Set{}.MustWith(f2fs.LookupPrealloc, "v2")
-	cfg := fsConfig{fst: f2fs.Type, casefold: true, encrypt: true, patches: set}
+	cfg := fsConfig{fst: f2fs.Type, casefold: true, encrypt: true, patches: set, mount: "lookup_mode=auto"}
 	var got *kernel.Bug
 	rapid.Check(t, func(rt *rapid.T) {
 		s := newSysState(rt, cfg)
