@@ -47,6 +47,9 @@ type Config struct {
 	// NoKey removes /secret's key after the files are made, so its names
 	// are no-key names and its files cannot be opened.
 	NoKey bool
+	// Comm is the name of the task that makes the files and runs the
+	// recorded syscalls (default "vfslab-teach").
+	Comm string
 	// Features are the mkfs features (Encrypt is always set). With
 	// Casefold the machine also holds /cisecret, a casefolded encrypted
 	// directory (chattr +F, then /secret's v2 policy) with
@@ -90,7 +93,11 @@ func NewMachine(cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("filesystem %q: %w", cfg.FS, err)
 	}
 	k := kernel.NewWith(kernel.Config{Patches: cfg.Patches})
-	t := k.NewTask("vfslab-teach")
+	comm := cfg.Comm
+	if comm == "" {
+		comm = "vfslab-teach"
+	}
+	t := k.NewTask(comm)
 	f := cfg.Features
 	f.Encrypt = true
 	sys, p, err := vfs.BootNew(t, vfs.Config{}, fst, f, "")

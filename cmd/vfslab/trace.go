@@ -48,6 +48,12 @@ The machine holds:
                    master key with AES-128-ECB under the file's nonce
                    (seed 002, fscrypt-v1-kdf; --cold shows the derivation)
   /v1secret/note   a file in it ("v1 secret\n")
+  /cisecret/       with --fs ext4 or f2fs (mkfs'd with casefold): a
+                   casefolded encrypted directory (chattr +F, then
+                   /secret's policy and key), where seed 001's f2fs
+                   lookup differs, e.g.
+                   vfslab trace --fs f2fs --cold --diff base f2fs-lookup-prealloc=v2 stat /cisecret/NOTE.TXT
+  /cisecret/Note.txt  a file in it ("casefolded secret\n")
 
 Syscalls:
   open PATH [FLAGS]        FLAGS: comma list of rdonly, wronly, rdwr, creat,
@@ -294,7 +300,7 @@ func (r *traceResult) text(times, showEvents bool) []byte {
 // syscall untraced, and runs it with a tracer attached (on the modelled
 // clock when model is set).
 func traceOnce(f *traceFlags, set patch.Set, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), args []string, model bool) (*traceResult, error) {
-	m, err := newTraceMachine(set, f.noKey, boot, f.image == "")
+	m, err := newTraceMachine(set, f.noKey, f.fsType, boot, f.image == "")
 	if err != nil {
 		return nil, fmt.Errorf("setting up the machine: %w", err)
 	}
@@ -420,77 +426,27 @@ type traceMachine struct {
 	p   *vfs.Proc
 }
 
-func newTraceMachine(set patch.Set, nokey bool, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), fixture bool) (*traceMachine, error) {
+// newTraceMachine boots the machine a traced syscall runs on: with fixture
+// the teaching machine (teach.NewMachine: the files the help lists, and
+// on ext4 and f2fs the casefold feature and /cisecret), else an --image
+// as its maker left it.
+func newTraceMachine(set patch.Set, nokey bool, fsName string, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), fixture bool) (*traceMachine, error) {
+	if fixture {
+		tm, err := teach.NewMachine(teach.Config{FS: fsName, Patches: set, NoKey: nokey, Comm: "vfslab-trace",
+			Features: vfs.Features{Casefold: fsName == "ext4" || fsName == "f2fs"}})
+		if err != nil {
+			return nil, err
+		}
+		return &traceMachine{k: tm.K, t: tm.T, sys: tm.Sys, p: tm.P}, nil
+	}
 	k := kernel.NewWith(kernel.Config{Patches: set})
 	t := k.NewTask("vfslab-trace")
 	sys, p, err := boot(t, vfs.Config{})
 	if err != nil {
 		return nil, err
 	}
-	m := &traceMachine{k: k, t: t, sys: sys, p: p}
-	if !fixture {
-		// An --image is the machine as its maker left it.
-		k.Log = &kernel.Log{}
-		return m, nil
-	}
-	write := func(path, data string) error {
-		fd, err := p.Open(t, path, vfs.O_CREAT|vfs.O_WRONLY|vfs.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		defer p.Close(t, fd)
-		_, err = p.Write(t, fd, []byte(data))
-		return err
-	}
-	steps := []func() error{
-		func() error { return p.Mkdir(t, "/tmp", 0o1777) },
-		func() error { return write("/tmp/hello", "hello world\n") },
-		func() error { return p.Mkdir(t, "/tmp/dir", 0o755) },
-		func() error { return p.Symlink(t, "hello", "/tmp/link") },
-		func() error { return p.Mkdir(t, "/secret", 0o700) },
-	}
-	for _, s := range steps {
-		if err := s(); err != nil {
-			return nil, err
-		}
-	}
-	raw := make([]byte, 64)
-	for i := range raw {
-		raw[i] = byte(i + 1)
-	}
-	id, err := p.EncryptDir(t, "/secret", raw, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := write("/secret/note", "top secret\n"); err != nil {
-		return nil, err
-	}
-	if err := p.Mkdir(t, "/v1secret", 0o700); err != nil {
-		return nil, err
-	}
-	v1spec, err := teach.EncryptDirV1(t, p, "/v1secret", raw)
-	if err != nil {
-		return nil, err
-	}
-	if err := write("/v1secret/note", "v1 secret\n"); err != nil {
-		return nil, err
-	}
-	if nokey {
-		fd, err := p.Open(t, "/", vfs.O_RDONLY, 0)
-		if err != nil {
-			return nil, err
-		}
-		_, err = p.RemoveEncryptionKey(t, fd, id)
-		if err == nil {
-			_, err = p.Ioctl(t, fd, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY, &fscrypt.RemoveKeyArg{KeySpec: v1spec})
-		}
-		p.Close(t, fd)
-		if err != nil {
-			return nil, err
-		}
-	}
 	k.Log = &kernel.Log{}
-	return m, nil
+	return &traceMachine{k: k, t: t, sys: sys, p: p}, nil
 }
 
 func (m *traceMachine) close() {

@@ -115,3 +115,18 @@ func TestWriteSideBySide(t *testing.T) {
 		t.Fatalf("side by side:\n%q\nwant\n%q", w.String(), want)
 	}
 }
+
+// TestTraceSeed001Casefold: seed 001 is reachable from the trace machine:
+// on f2fs the casefolded, encrypted /cisecret's lookup shows where
+// f2fs-lookup-prealloc=v2 allocates the decrypted name, and on ext4 the
+// same stat finds the name in another case.
+func TestTraceSeed001Casefold(t *testing.T) {
+	out, errs, st := cli(t, "", "trace", "--fs", "f2fs", "--cold", "--diff", "base", "f2fs-lookup-prealloc=v2", "stat", "/cisecret/NOTE.TXT")
+	if st != 0 || !strings.Contains(out, "+") || !strings.Contains(out, "decrypted_name_prealloc_resize") {
+		t.Fatalf("status %d, stderr %q, diff:\n%s", st, errs, out)
+	}
+	out, errs, st = cli(t, "", "trace", "--fs", "ext4", "stat", "/cisecret/NOTE.TXT")
+	if st != 0 || !strings.Contains(out, "= 0") {
+		t.Fatalf("ext4 stat in another case: status %d, stderr %q:\n%s", st, errs, out)
+	}
+}
