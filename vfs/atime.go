@@ -247,18 +247,11 @@ func (p *Proc) Utimens(t *kernel.Task, path string, follow bool) (err error) {
 	defer t.Recover(&err)
 	defer t.Trace("do_utimes")()
 	t.Inc(EvSyscall)
-	var flags uint32
-	if follow {
-		flags = LOOKUP_FOLLOW
-	}
-	pa, err := p.lookupPath(t, AT_FDCWD, path, flags)
+	pa, err := p.attrPath(t, path, follow)
 	if err != nil {
 		return err
 	}
 	defer pa.put(t)
-	if err := mntWantWrite(pa.Mnt); err != nil {
-		return err
-	}
 	inode := pa.Dentry.Inode()
 	cred := t.CurrentCred()
 	if cred.UID != inode.uid && !capFowner(cred) {

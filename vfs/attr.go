@@ -154,10 +154,7 @@ func (p *Proc) Chmod(t *kernel.Task, path string, mode uint32) (err error) {
 	if inode.IsLnk() {
 		return errno.EOPNOTSUPP
 	}
-	cred := p.Cred
-	if cred == nil {
-		cred = kernel.RootCred
-	}
+	cred := p.cred()
 	inode.Rwsem.Lock()
 	defer inode.Rwsem.Unlock()
 	// setattr_prepare: inode_owner_or_capable.
@@ -182,23 +179,13 @@ func (p *Proc) Chgrp(t *kernel.Task, path string, gid uint32, follow bool) (err 
 	defer t.Recover(&err)
 	defer t.Trace("do_fchownat")()
 	t.Inc(EvSyscall)
-	var flags uint32
-	if follow {
-		flags = LOOKUP_FOLLOW
-	}
-	pa, err := p.lookupPath(t, AT_FDCWD, path, flags)
+	pa, err := p.attrPath(t, path, follow)
 	if err != nil {
 		return err
 	}
 	defer pa.put(t)
-	if err := mntWantWrite(pa.Mnt); err != nil {
-		return err
-	}
 	inode := pa.Dentry.Inode()
-	cred := p.Cred
-	if cred == nil {
-		cred = kernel.RootCred
-	}
+	cred := p.cred()
 	inode.Rwsem.Lock()
 	defer inode.Rwsem.Unlock()
 	// chgrp_ok: the owner to one of its groups (or the same group).
@@ -215,4 +202,33 @@ func (p *Proc) Chgrp(t *kernel.Task, path string, gid uint32, follow bool) (err 
 	inode.gid = gid
 	inodeChanged(t, inode, false)
 	return nil
+}
+
+// attrPath is the walk of the attribute syscalls (chown, chgrp, utimensat
+// and chmod's fchmodat): the path, following a final symlink when follow
+// is set, under mnt_want_write (chown_common, chmod_common and
+// vfs_utimes all change the inode of a writable mount). The caller puts
+// the path. Errors: the walk's, EROFS.
+func (p *Proc) attrPath(t *kernel.Task, path string, follow bool) (Path, error) {
+	var flags uint32
+	if follow {
+		flags = LOOKUP_FOLLOW
+	}
+	pa, err := p.lookupPath(t, AT_FDCWD, path, flags)
+	if err != nil {
+		return pa, err
+	}
+	if err := mntWantWrite(pa.Mnt); err != nil {
+		pa.put(t)
+		return Path{}, err
+	}
+	return pa, nil
+}
+
+// cred is the process's credentials (RootCred when it has none).
+func (p *Proc) cred() *kernel.Cred {
+	if p.Cred == nil {
+		return kernel.RootCred
+	}
+	return p.Cred
 }

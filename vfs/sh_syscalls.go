@@ -17,24 +17,13 @@ func (p *Proc) Chown(t *kernel.Task, path string, uid uint32, follow bool) (err 
 	defer t.Recover(&err)
 	defer t.Trace("do_fchownat")()
 	t.Inc(EvSyscall)
-	var flags uint32
-	if follow {
-		flags = LOOKUP_FOLLOW
-	}
-	pa, err := p.lookupPath(t, AT_FDCWD, path, flags)
+	pa, err := p.attrPath(t, path, follow)
 	if err != nil {
 		return err
 	}
 	defer pa.put(t)
-	// chown_common runs under mnt_want_write.
-	if err := mntWantWrite(pa.Mnt); err != nil {
-		return err
-	}
 	inode := pa.Dentry.Inode()
-	cred := p.Cred
-	if cred == nil {
-		cred = kernel.RootCred
-	}
+	cred := p.cred()
 	inode.Rwsem.Lock()
 	defer inode.Rwsem.Unlock()
 	// chown_ok: the owner may "change" the owner to itself; anything else
