@@ -70,6 +70,15 @@ type Inode struct {
 	chash  uint32
 	clevel uint32
 	task   *kernel.Task
+
+	// onDisk is set for an inode read from an image's node block (Node
+	// then holds the whole block); inlineData is FI_INLINE_DATA;
+	// extraIsize and xattrAddrs are i_extra_isize and
+	// i_inline_xattr_size (in words) as do_read_inode sets them.
+	onDisk     bool
+	inlineData bool
+	extraIsize int
+	xattrAddrs int
 }
 
 // F2FS_I is F2FS_I(inode): the f2fs_inode_info around a VFS inode of an
@@ -188,9 +197,23 @@ func (sbi *SuperBlock) iget(t *kernel.Task, ino uint32) (*Inode, error) {
 	fi := sbi.inodes[ino]
 	end := sbi.nextNid
 	sbi.mu.Unlock()
+	if sbi.img != nil {
+		end = sbi.img.maxNid
+	}
 	if ino < RootIno || (end != 0 && ino >= end) {
 		sbi.warn(t, "f2fs_check_nid_range: out-of-range nid=%x, run fsck to fix.", ino)
 		return nil, errno.EFSCORRUPTED
+	}
+	if fi == nil && sbi.img != nil {
+		sbi.imgMu.Lock()
+		defer sbi.imgMu.Unlock()
+		sbi.mu.Lock()
+		fi = sbi.inodes[ino]
+		sbi.mu.Unlock()
+		if fi == nil {
+			// The new inode comes with its one reference.
+			return sbi.readInode(t, ino)
+		}
 	}
 	if fi == nil || !vfs.Igrab(&fi.Inode) {
 		return nil, errno.ENOENT
