@@ -65,6 +65,8 @@ type imageInfo struct {
 	maxNid     uint32
 	// sit is the SIT entry of each main-area segment.
 	sit []SitEntry
+	// alloc is the block allocator of a writable mount (nil read-only).
+	alloc *imageAlloc
 }
 
 // isImage reports whether dev holds an f2fs superblock in block 0 or 1:

@@ -247,6 +247,11 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 			return err
 		}
 		sbi.Inline = NewInlineGeometry(sbi.img.newExtraIsize(), DefaultInlineXattrAddrs)
+		if !sbi.Dev.ReadOnly() {
+			if err := sbi.prepareWrite(t); err != nil {
+				return err
+			}
+		}
 	} else if sbi.opts, err = loadOptions(t, vsb, data); err != nil {
 		return err
 	}
