@@ -1,13 +1,11 @@
 package f2fs
 
 import (
-	"encoding/binary"
 	"errors"
 	"syscall"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/vfs"
 )
 
 // Mounting a real image: a fixed-size device (vfs.NewBlockDeviceSize,
@@ -67,22 +65,6 @@ type imageInfo struct {
 	sit []SitEntry
 	// alloc is the block allocator of a writable mount (nil read-only).
 	alloc *imageAlloc
-}
-
-// isImage reports whether dev holds an f2fs superblock in block 0 or 1:
-// the magic at byte 1024 (what blkid looks for). Only a fixed-size device
-// can hold an image.
-func isImage(dev *vfs.BlockDevice) bool {
-	if dev == nil || !dev.Fixed() {
-		return false
-	}
-	for b := uint32(0); b < 2; b++ {
-		blk := dev.Block(b)
-		if blk != nil && binary.LittleEndian.Uint32(blk[SuperOffset:]) == SuperMagic {
-			return true
-		}
-	}
-	return false
 }
 
 // metaBlock is f2fs_get_meta_folio's read: the device block at addr, or

@@ -593,9 +593,7 @@ func (sbi *SuperBlock) writeCheckpoint(t *kernel.Task, inodes []*Inode, nodes []
 	copy(sbi.Dev.Block(start+c.CpPackTotalBlockCount-1), cpBlk)
 	// The in-memory state follows the new checkpoint.
 	im.ckpt, im.cpStart, im.cpPack = c, start, 3-im.cpPack
-	for s := range sit {
-		im.sit[s] = sit[s]
-	}
+	copy(im.sit, sit)
 	im.alloc.reset(im)
 	sbi.mu.Lock()
 	sbi.nextNid = max(sbi.nextNid, nextNid)

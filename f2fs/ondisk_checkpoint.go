@@ -230,6 +230,3 @@ func f2fsTestBit(nr uint32, bm []byte) bool {
 
 // f2fsSetBit is f2fs_set_bit.
 func f2fsSetBit(nr uint32, bm []byte) { bm[nr>>3] |= 0x80 >> (nr & 7) }
-
-// f2fsClearBit is f2fs_clear_bit.
-func f2fsClearBit(nr uint32, bm []byte) { bm[nr>>3] &^= 0x80 >> (nr & 7) }

@@ -99,10 +99,6 @@ const (
 	iInodeChecksum   = inodeIAddrOff + 8
 	iCrtime          = inodeIAddrOff + 12
 	iCrtimeNsec      = inodeIAddrOff + 20
-	// iExtraEnd is offsetof(struct f2fs_inode, i_compr_blocks): the
-	// extra attributes a default mkfs.f2fs inode has (F2FS_TOTAL_EXTRA_ATTR_SIZE
-	// covers the compression fields too).
-	iComprBlocks = inodeIAddrOff + 24
 	// totalExtraAttrSize is F2FS_TOTAL_EXTRA_ATTR_SIZE (offsetof
 	// i_extra_end - offsetof i_extra_isize).
 	totalExtraAttrSize = 36

@@ -165,3 +165,24 @@ func TestXattrRoundTrip(t *testing.T) {
 		t.Fatal("corrupt entry accepted")
 	}
 }
+
+// TestJournalRoundTrip: the NAT and SIT journals of a summary block
+// decode what they encode, and a count past the journal's room is cut.
+func TestJournalRoundTrip(t *testing.T) {
+	var b [SumJournalSize]byte
+	nats := []NatJournalEntry{{Nid: 7, NatEntry: NatEntry{Version: 1, Ino: 7, BlockAddr: 4096}}, {Nid: 9, NatEntry: NatEntry{Ino: 3, BlockAddr: 5000}}}
+	encodeNatJournal(b[:], nats)
+	if got := decodeNatJournal(b[:]); len(got) != 2 || got[1] != nats[1] || got[0] != nats[0] {
+		t.Fatalf("%+v", got)
+	}
+	sits := []SitJournalEntry{{Segno: 3, SitEntry: SitEntry{Vblocks: 1<<SitVblocksShift | 2, Mtime: 9}}}
+	sits[0].ValidMap[0] = 0xc0
+	encodeSitJournal(b[:], sits)
+	if got := decodeSitJournal(b[:]); len(got) != 1 || got[0] != sits[0] || got[0].ValidBlocks() != 2 || got[0].Type() != 1 {
+		t.Fatalf("%+v", got)
+	}
+	b[0], b[1] = 0xff, 0xff
+	if got := decodeNatJournal(b[:]); len(got) != NatJournalEntries {
+		t.Fatalf("%d entries", len(got))
+	}
+}
