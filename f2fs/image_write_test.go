@@ -4,13 +4,19 @@ import (
 	"flag"
 	"fmt"
 	"math/rand"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/vfslab/vfslab/f2fs"
+	"github.com/vfslab/vfslab/vfs"
 )
 
-var imageSeqs = flag.Int("f2fs.imageseqs", 4, "generated syscall sequences whose written image fsck.f2fs must accept")
+var imageSeqs = flag.Int("f2fs.imageseqs", 3, "generated syscall sequences whose written image fsck.f2fs must accept")
 
 // fsckAccepts runs fsck.f2fs --dry-run -f on img: no [Fail], [FIX] or
 // ASSERT in its report.
@@ -22,21 +28,36 @@ func fsckAccepts(tb testing.TB, img string) (bool, string) {
 }
 
 // TestImageWriteFsck: generated syscall sequences (create, mkdir,
-// write, rename, link, unlink, truncate) on a writable sload.f2fs image,
-// then a checkpoint (SyncFs) and the device written back: fsck.f2fs
-// must accept the image, and a new mount must list and read it as the
-// machine did.
+// write, rename, link, unlink, truncate) on a writable sload.f2fs image
+// with the encrypt and casefold features, in plain, casefolded, encrypted
+// and casefolded-and-encrypted directories, then a checkpoint (SyncFs,
+// every other sequence after the key is removed) and the device written
+// back: fsck.f2fs must accept the image, dump.f2fs must show the inodes
+// with the machine's sizes and link counts, fsck.f2fs -t the names (the
+// ciphertext for encrypted ones) under their inode numbers, and a new
+// mount must read the plain files as the machine did.
 func TestImageWriteFsck(t *testing.T) {
-	needF2fsTools(t, "sload.f2fs", "fsck.f2fs")
+	needF2fsTools(t, "sload.f2fs", "fsck.f2fs", "dump.f2fs")
 	src := srcTree(t, false)
 	accepted := 0
 	for seq := 0; seq < *imageSeqs; seq++ {
-		img := makeImage(t, 64, src, "-O", "extra_attr,inode_checksum,sb_checksum")
+		img := makeImage(t, 64, src, "-O", "encrypt,casefold,extra_attr,inode_checksum,sb_checksum", "-C", "utf8")
 		e, dev := bootImage(t, img, true)
 		r := rand.New(rand.NewSource(int64(seq)))
 		files := []string{"/small", "/a/twoblocks", "/zero"}
 		dirs := []string{"/", "/a", "/many", "/empty"}
-		for op := 0; op < 60; op++ {
+		for _, d := range []string{"/cf", "/enc", "/cfenc"} {
+			e.Must(e.P.Mkdir(e.T, d, 0o755))
+			dirs = append(dirs, d)
+		}
+		e.Must(setCasefold(e, "/cf"))
+		e.Must(setCasefold(e, "/cfenc"))
+		key := []byte("f2fs image test master key, 64 bytes long.......................")
+		id, err := e.P.EncryptDir(e.T, "/enc", key, 0, 0)
+		e.Must(err)
+		_, err = e.P.EncryptDir(e.T, "/cfenc", key, 0, 0)
+		e.Must(err)
+		for op := 0; op < 80; op++ {
 			d := dirs[r.Intn(len(dirs))]
 			name := strings.TrimSuffix(d, "/") + fmt.Sprintf("/n%d-%d", seq, op)
 			switch r.Intn(7) {
@@ -77,7 +98,15 @@ func TestImageWriteFsck(t *testing.T) {
 			e.Must(err)
 			before[f] = got
 		}
+		if seq%2 == 1 {
+			fd, err := e.P.Open(e.T, "/", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+			e.Must(err)
+			_, err = e.P.RemoveEncryptionKey(e.T, fd, id)
+			e.Must(err)
+			e.Must(e.P.Close(e.T, fd))
+		}
 		sbi := e.dir("/").SB
+		disk := onDiskTree(t, e)
 		e.Must(sbi.SyncFs(e.T))
 		e.Must(dev.Sync())
 		ok, out := fsckAccepts(t, img)
@@ -85,7 +114,14 @@ func TestImageWriteFsck(t *testing.T) {
 			t.Fatalf("sequence %d: fsck.f2fs:\n%s", seq, out)
 		}
 		accepted++
+		compareDump(t, img, disk)
 		e2, _ := bootImage(t, img, false)
+		// The key again, for the encrypted files.
+		fd, err := e2.P.Open(e2.T, "/", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+		e.Must(err)
+		_, err = e2.P.AddEncryptionKey(e2.T, fd, key)
+		e.Must(err)
+		e.Must(e2.P.Close(e2.T, fd))
 		for f, want := range before {
 			if got, err := e2.Read(f); err != nil || got != want {
 				t.Fatalf("sequence %d: %s reads %q (%v) after remount, want %q", seq, f, got, err, want)
@@ -93,4 +129,104 @@ func TestImageWriteFsck(t *testing.T) {
 		}
 	}
 	t.Logf("fsck.f2fs accepted %d of %d written images", accepted, *imageSeqs)
+}
+
+func setCasefold(e *env, path string) error {
+	fd, err := e.P.Open(e.T, path, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer e.P.Close(e.T, fd)
+	fl := uint32(vfs.FS_CASEFOLD_FL)
+	_, err = e.P.Ioctl(e.T, fd, vfs.FS_IOC_SETFLAGS, &fl)
+	return err
+}
+
+// diskInode is what the machine says an inode holds on disk: its size,
+// its link count and the on-disk names (ciphertext in encrypted
+// directories) of its dentries.
+type diskInode struct {
+	size  int64
+	nlink uint32
+	names []string
+}
+
+// onDiskTree walks the mounted image's directories from the root with
+// f2fs.WalkDirents.
+func onDiskTree(tb testing.TB, e *env) map[uint32]*diskInode {
+	tb.Helper()
+	out := map[uint32]*diskInode{}
+	var walk func(dir *f2fs.Inode)
+	walk = func(dir *f2fs.Inode) {
+		for _, a := range f2fs.WalkDirents(e.T, dir).Areas {
+			for _, d := range a.Dirents {
+				if d.Slots == 0 || string(d.Name) == "." || string(d.Name) == ".." {
+					continue
+				}
+				ino := d.Entry.Ino
+				fi := f2fs.LookupInode(e.T, dir.SB, ino)
+				if fi == nil {
+					tb.Fatalf("inode %d not found", ino)
+				}
+				di := out[ino]
+				if di == nil {
+					di = &diskInode{size: fi.Size(), nlink: fi.Nlink()}
+					out[ino] = di
+					if fi.IsDir() {
+						walk(fi)
+					}
+				}
+				di.names = append(di.names, string(d.Name))
+			}
+		}
+	}
+	walk(e.dir("/"))
+	return out
+}
+
+var (
+	reTreeEntry = regexp.MustCompile(`-- (.*) <ino = 0x([0-9a-f]+)>, <encrypted \((\d)\)>`)
+	reDumpSize  = regexp.MustCompile(`(?m)^i_size\s+\[0x\s*[0-9a-f]+ : (\d+)\]`)
+	reDumpLinks = regexp.MustCompile(`(?m)^i_links\s+\[0x\s*[0-9a-f]+ : (\d+)\]`)
+)
+
+// compareDump checks the written image with f2fs-tools: fsck.f2fs -t
+// lists every inode under as many names as the machine has for it (the
+// plain names themselves), and dump.f2fs -i shows its size and link
+// count.
+func compareDump(tb testing.TB, img string, disk map[uint32]*diskInode) {
+	tb.Helper()
+	tree := run(tb, "fsck.f2fs", "--dry-run", "-t", img)
+	listed := map[uint32][]string{}
+	for _, m := range reTreeEntry.FindAllStringSubmatch(tree, -1) {
+		ino, _ := strconv.ParseUint(m[2], 16, 32)
+		listed[uint32(ino)] = append(listed[uint32(ino)], m[1])
+	}
+	if len(listed) != len(disk) {
+		tb.Fatalf("fsck.f2fs -t lists %d inodes, the machine %d", len(listed), len(disk))
+	}
+	checked := 0
+	for ino, di := range disk {
+		names := listed[ino]
+		if len(names) != len(di.names) {
+			tb.Fatalf("inode %d: fsck.f2fs -t names %q, the machine %q", ino, names, di.names)
+		}
+		for _, n := range di.names {
+			if utf8.ValidString(n) && strings.HasPrefix(n, "n") && !slices.Contains(names, n) {
+				tb.Fatalf("inode %d: fsck.f2fs -t names %q, not %q", ino, names, n)
+			}
+		}
+		if checked < 40 {
+			// dump.f2fs asks whether to dump a regular file's contents.
+			cmd := exec.Command("dump.f2fs", "-i", fmt.Sprintf("0x%x", ino), img)
+			cmd.Stdin = strings.NewReader("n\n")
+			b, _ := cmd.CombinedOutput()
+			out := string(b)
+			sz, ln := reDumpSize.FindStringSubmatch(out), reDumpLinks.FindStringSubmatch(out)
+			if sz == nil || ln == nil || sz[1] != fmt.Sprint(di.size) || ln[1] != fmt.Sprint(di.nlink) {
+				tb.Fatalf("inode %d: dump.f2fs size %v links %v, the machine %d %d", ino, sz, ln, di.size, di.nlink)
+			}
+			checked++
+		}
+	}
 }

@@ -224,3 +224,15 @@ func (sbi *SuperBlock) iget(t *kernel.Task, ino uint32) (*Inode, error) {
 // Context returns a copy of an inode's stored fscrypt context (nil if
 // none): the bytes of the encryption xattr, 28 (v1) or 40 (v2) long.
 func Context(inode *vfs.Inode) []byte { return F2FS_SB(inode.SB()).Context(inode) }
+
+// LookupInode returns the in-memory inode ino of sbi, read from the image
+// if it is not in memory yet, without a new reference (for checkers and
+// dumps that walk a mounted filesystem); nil when there is none.
+func LookupInode(t *kernel.Task, sbi *SuperBlock, ino uint32) *Inode {
+	fi, err := sbi.iget(t, ino)
+	if err != nil {
+		return nil
+	}
+	vfs.Iput(t, &fi.Inode)
+	return fi
+}
