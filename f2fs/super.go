@@ -21,7 +21,7 @@ import (
 //
 // or let Mount or Boot format a fresh device with Options. A new
 // filesystem has an empty root directory, inode 3.
-var Type = &vfs.FileSystemType{Name: "f2fs", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfs, FeatureArgs: featureArgs}
+var Type = &vfs.FileSystemType{Name: "f2fs", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfsDevice, FeatureArgs: featureArgs}
 
 // Encoding flags of the superblock (s_encoding_flags; F2FS_ENC_*_FL in
 // include/linux/f2fs_fs.h, copied into sb->s_encoding_flags as
