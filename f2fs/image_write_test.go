@@ -57,10 +57,19 @@ func TestImageWriteFsck(t *testing.T) {
 		e.Must(err)
 		_, err = e.P.EncryptDir(e.T, "/cfenc", key, 0, 0)
 		e.Must(err)
+		// One large file: i_addr, then a direct node (3.6 MiB).
+		e.Write("/large", strings.Repeat("L", 3600000))
+		files = append(files, "/large")
+		links := map[string]string{}
 		for op := 0; op < 80; op++ {
 			d := dirs[r.Intn(len(dirs))]
 			name := strings.TrimSuffix(d, "/") + fmt.Sprintf("/n%d-%d", seq, op)
-			switch r.Intn(7) {
+			switch r.Intn(8) {
+			case 7:
+				target := strings.Repeat("t", 1+r.Intn(5000))
+				if e.P.Symlink(e.T, target, name) == nil {
+					links[name] = target
+				}
 			case 0, 1:
 				e.Write(name, strings.Repeat("x", r.Intn(3*f2fs.BlockSize)))
 				files = append(files, name)
@@ -122,9 +131,17 @@ func TestImageWriteFsck(t *testing.T) {
 		_, err = e2.P.AddEncryptionKey(e2.T, fd, key)
 		e.Must(err)
 		e.Must(e2.P.Close(e2.T, fd))
+		for l, target := range links {
+			buf := make([]byte, 8192)
+			n, err := e2.P.Readlink(e2.T, l, buf)
+			if err != nil || string(buf[:n]) != target {
+				_, lerr := e2.P.Lstat(e2.T, l)
+				t.Fatalf("sequence %d: readlink %s: %d bytes %v (lstat %v), want %d; the directory lists %q", seq, l, n, err, lerr, len(target), e2.List(l[:strings.LastIndex(l, "/")+1]))
+			}
+		}
 		for f, want := range before {
 			if got, err := e2.Read(f); err != nil || got != want {
-				t.Fatalf("sequence %d: %s reads %q (%v) after remount, want %q", seq, f, got, err, want)
+				t.Fatalf("sequence %d: %s reads %d bytes %q... (%v) after remount, want %d bytes %q...", seq, f, len(got), got[:min(len(got), 16)], err, len(want), want[:min(len(want), 16)])
 			}
 		}
 	}
