@@ -140,24 +140,48 @@ func walk(t *kernel.Task, p *vfs.Proc, path string, budget *int) int {
 	return count
 }
 
-// mountBase mounts dev as the root of a new machine and walks it.
-func mountBase(dev *vfs.BlockDevice) (int, error) {
+// mountBase mounts dev as the root of a new machine and walks it; with
+// sync, it then makes a file and writes a checkpoint (SyncFs) and mounts
+// the result again.
+func mountBase(dev *vfs.BlockDevice, sync bool) (int, error) {
 	k := kernel.New()
 	t := k.NewTask("fuzz")
 	defer t.Exit()
-	_, p, err := vfs.Boot(t, vfs.Config{}, f2fs.Type, vfs.MountOptions{Device: dev, Source: "vdb"})
+	sys, p, err := vfs.Boot(t, vfs.Config{}, f2fs.Type, vfs.MountOptions{Device: dev, Source: "vdb"})
 	if err != nil {
 		return 0, err
 	}
 	budget := 2000
-	return walk(t, p, "/", &budget), nil
+	n := walk(t, p, "/", &budget)
+	if !sync {
+		return n, nil
+	}
+	if fd, err := p.Open(t, "/new", vfs.O_CREAT|vfs.O_RDWR, 0o644); err == nil {
+		p.Write(t, fd, []byte("fuzz"))
+		p.Close(t, fd)
+	}
+	if err := f2fs.F2FS_SB(sys.RootMount().SB).SyncFs(t); err != nil {
+		return n, err
+	}
+	again := vfs.NewBlockDeviceSize(dev.Blocks())
+	for a := uint32(0); a < dev.Blocks(); a++ {
+		if b := dev.Block(a); b != nil {
+			copy(again.Block(a), b)
+		}
+	}
+	return mountBase(again, false)
 }
 
 // TestImageMountBase mounts the committed base image (no tools needed)
 // and finds its tree.
 func TestImageMountBase(t *testing.T) {
-	n, err := mountBase(baseDevice(t, 0, 0, nil))
+	n, err := mountBase(baseDevice(t, 0, 0, nil), false)
 	if err != nil || n != 47 {
+		t.Fatalf("walked %d entries, %v", n, err)
+	}
+	// A checkpoint, and the image it leaves: one file more.
+	n, err = mountBase(baseDevice(t, 0, 0, nil), true)
+	if err != nil || n != 48 {
 		t.Fatalf("walked %d entries, %v", n, err)
 	}
 	e, _ := bootImageDev(t, baseDevice(t, 0, 0, nil))
@@ -182,8 +206,9 @@ func bootImageDev(tb testing.TB, dev *vfs.BlockDevice) (*env, *vfs.BlockDevice) 
 
 // FuzzF2fsMount mounts the base image with a patch written over one of
 // its non-zero blocks (superblock, checkpoint, NAT, SIT, summaries, node
-// and dentry blocks, data) and walks the tree: a damaged image must fail
-// with an errno, never panic or hang.
+// and dentry blocks, data) and walks the tree, and for patches of an even
+// length writes a file, a checkpoint and mounts the result: a damaged
+// image must fail with an errno, never panic or hang.
 func FuzzF2fsMount(f *testing.F) {
 	_, blocks := loadBaseImage(f)
 	for i := range blocks {
@@ -197,6 +222,6 @@ func FuzzF2fsMount(f *testing.F) {
 		if len(patch) > 64 {
 			patch = patch[:64]
 		}
-		mountBase(baseDevice(t, blk, off, patch))
+		mountBase(baseDevice(t, blk, off, patch), len(patch)%2 == 0)
 	})
 }
