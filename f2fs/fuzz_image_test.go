@@ -4,29 +4,34 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/internal/fstestutil"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// testdata/image-base.img.gz is a 64 MiB image made by f2fs-tools 1.15:
+// testdata/image-base.img.gz is a 64 MiB image made by f2fs-tools 1.15
+// (fsck.f2fs --dry-run -f finds nothing to fix in it):
 //
 //	mkfs.f2fs -f -O extra_attr,inode_checksum,sb_checksum,encrypt,casefold -C utf8 img
 //	sload.f2fs -f src img
 //
 // with src holding a ("hi\n", inline data), l -> a, empty/, d/b (20000
-// random bytes), d/file-1 to d/file-40 (each held its number, but
-// sload.f2fs 1.15 wrote them with i_size 0: dump.f2fs shows the same) and
-// d/e/zeros (3700000 zero bytes, of which sload kept what fits in i_addr:
-// 870 blocks, all holes, and i_size 3563520). It lets the image path be tested
-// and fuzzed without the tools.
+// random bytes), d/file-1 to d/file-40 (each its number and a newline)
+// and d/e/zeros (2000000 zero bytes). It lets the image path be tested
+// and fuzzed without the tools. (sload.f2fs 1.15 cannot fill more than a
+// few MiB of a 64 MiB image: it stops with "Can't find free block" and
+// leaves an inconsistent image.)
 
 var baseImage struct {
 	once   sync.Once
@@ -185,13 +190,16 @@ func TestImageMountBase(t *testing.T) {
 		t.Fatalf("walked %d entries, %v", n, err)
 	}
 	e, _ := bootImageDev(t, baseDevice(t, 0, 0, nil))
+	if got, err := e.Read("/d/file-17"); err != nil || got != "17\n" {
+		t.Fatalf("d/file-17: %q %v", got, err)
+	}
 	if got, err := e.Read("/a"); err != nil || got != "hi\n" {
 		t.Fatalf("a: %q %v", got, err)
 	}
 	if got, err := e.Read("/d/b"); err != nil || len(got) != 20000 {
 		t.Fatalf("d/b: %d bytes %v", len(got), err)
 	}
-	if got, err := e.Read("/d/e/zeros"); err != nil || len(got) != 3563520 || strings.Trim(got, "\x00") != "" {
+	if got, err := e.Read("/d/e/zeros"); err != nil || len(got) != 2000000 || strings.Trim(got, "\x00") != "" {
 		t.Fatalf("d/e/zeros: %d bytes %v", len(got), err)
 	}
 }
@@ -211,8 +219,13 @@ func bootImageDev(tb testing.TB, dev *vfs.BlockDevice) (*env, *vfs.BlockDevice) 
 // image must fail with an errno, never panic or hang.
 func FuzzF2fsMount(f *testing.F) {
 	_, blocks := loadBaseImage(f)
-	for i := range blocks {
+	// A byte over every fourth block, and a word (with the checkpoint
+	// after it) over the superblocks and checkpoints: the seed corpus
+	// stays a few seconds of the default test run.
+	for i := 0; i < len(blocks); i += 4 {
 		f.Add(uint16(i), uint16(0), []byte{0xff})
+	}
+	for i := 0; i < 4; i++ {
 		f.Add(uint16(i), uint16(1024), []byte{0, 0, 0, 0})
 	}
 	var w [4]byte
@@ -224,4 +237,64 @@ func FuzzF2fsMount(f *testing.F) {
 		}
 		mountBase(baseDevice(t, blk, off, patch), len(patch)%2 == 0)
 	})
+}
+
+// TestImageReadOnlyAndFull: an image on a read-only device refuses
+// changes with EROFS; a writable one filled up gives ENOSPC, never a
+// panic, and still checkpoints and mounts again.
+func TestImageReadOnlyAndFull(t *testing.T) {
+	dev := baseDevice(t, 0, 0, nil)
+	dev.SetReadOnly(true)
+	e, _ := bootImageDev(t, dev)
+	if err := e.P.Mkdir(e.T, "/x", 0o755); err != errno.EROFS {
+		t.Fatalf("mkdir on a read-only image: %v", err)
+	}
+	fd, err := e.P.Open(e.T, "/a", vfs.O_RDWR, 0)
+	e.Must(err)
+	if _, err := e.P.Write(e.T, fd, []byte("no")); err != errno.EROFS {
+		t.Fatalf("write on a read-only image: %v", err)
+	}
+	e.P.Close(e.T, fd)
+
+	e, dev = bootImageDev(t, baseDevice(t, 0, 0, nil))
+	chunk := bytes.Repeat([]byte("F"), 1<<20)
+	var full error
+	for i := 0; i < 200 && full == nil; i++ {
+		fd, err := e.P.Open(e.T, fmt.Sprintf("/fill-%d", i), vfs.O_CREAT|vfs.O_RDWR, 0o644)
+		if err != nil {
+			full = err
+			break
+		}
+		for j := 0; j < 4; j++ {
+			if n, err := e.P.Write(e.T, fd, chunk); err != nil || n < len(chunk) {
+				full = errno.ENOSPC
+				if err != nil {
+					full = err
+				}
+				break
+			}
+		}
+		e.P.Close(e.T, fd)
+	}
+	if full != errno.ENOSPC {
+		t.Fatalf("filling the image: %v", full)
+	}
+	for i := 0; i < 300; i++ {
+		if err := e.P.Mkdir(e.T, fmt.Sprintf("/d-%03d-%s", i, strings.Repeat("n", 200)), 0o755); err != nil && err != errno.ENOSPC {
+			t.Fatalf("mkdir %d: %v\n%s", i, err, strings.Join(e.T.K.Log.Lines(), "\n"))
+		}
+	}
+	e.Must(e.P.Unlink(e.T, "/fill-0"))
+	// user_block_count kept the overprovisioned segments free: the
+	// checkpoint has room for its nodes.
+	if err := e.dir("/").SB.SyncFs(e.T); err != nil {
+		t.Fatalf("sync: %v\n%s", err, strings.Join(e.T.K.Log.Lines(), "\n"))
+	}
+	if _, lerr := exec.LookPath("fsck.f2fs"); lerr == nil && !testing.Short() {
+		img := filepath.Join(t.TempDir(), "full.img")
+		e.Must(dev.SaveImage(img))
+		if ok, out := fsckAccepts(t, img); !ok {
+			t.Fatalf("fsck.f2fs on the filled image:\n%s", out)
+		}
+	}
 }

@@ -316,10 +316,31 @@ func (a inlineAops) ReadFolio(t *kernel.Task, inode *vfs.Inode, index uint64, pa
 
 // WriteBegin implements vfs.AddressSpaceOperations.
 func (a inlineAops) WriteBegin(t *kernel.Task, inode *vfs.Inode, index uint64, off, n int, page []byte) error {
+	if err := F2FS_I(inode).SB.checkWritable(); err != nil {
+		return err
+	}
 	if err := convertInlineInode(t, F2FS_I(inode)); err != nil {
 		return err
 	}
 	return a.AddressSpaceOperations.WriteBegin(t, inode, index, off, n, page)
+}
+
+// WritePage implements vfs.AddressSpaceOperations: the generic
+// writeback, and ENOSPC (the page a hole again) when an image has no free
+// block left for it.
+func (a inlineAops) WritePage(t *kernel.Task, inode *vfs.Inode, index uint64, page []byte) error {
+	fi := F2FS_I(inode)
+	if err := fi.SB.checkWritable(); err != nil {
+		return err
+	}
+	if err := a.AddressSpaceOperations.WritePage(t, inode, index, page); err != nil {
+		return err
+	}
+	if addr, ok := fi.data.Addr(index); ok && addr == 0 {
+		fi.data.Punch(index)
+		return errno.ENOSPC
+	}
+	return nil
 }
 
 // Bmap implements vfs.AddressSpaceOperations.
@@ -345,5 +366,16 @@ func convertInlineInode(t *kernel.Task, fi *Inode) error {
 	copy(b, fi.inlineDataArea()[:n])
 	clear(fi.inlineDataArea())
 	fi.inlineData = false
+	return nil
+}
+
+// checkWritable is the read-only test of an image mount
+// (f2fs_readonly, which mnt_want_write would give as EROFS for a read-only
+// superblock): an image on a read-only device has no allocator. Mounts of
+// the growing device are always writable.
+func (sbi *SuperBlock) checkWritable() error {
+	if sbi.img != nil && sbi.img.alloc == nil {
+		return errno.EROFS
+	}
 	return nil
 }

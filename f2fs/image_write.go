@@ -23,17 +23,23 @@ import (
 
 // imageAlloc is the main area's block allocator (a bitmap of the blocks
 // in use, allocate_segment_by_default reduced to a cursor over free
-// blocks of data segments).
+// blocks of data segments), with inc_valid_block_count's limit: no more
+// valid blocks than the checkpoint's user_block_count, so that the
+// overprovisioned segments stay free for the checkpoint's nodes (the
+// model has no garbage collection).
 type imageAlloc struct {
 	mu     sync.Mutex
 	im     *imageInfo
 	used   []bool
 	node   []bool // segments holding node blocks (at the last checkpoint)
 	cursor uint32
+	count  uint64 // blocks in use
+	limit  uint64 // user_block_count
 }
 
 func newImageAlloc(im *imageInfo) *imageAlloc {
-	a := &imageAlloc{im: im, used: make([]bool, im.maxBlkaddr-im.mainBlkaddr), node: make([]bool, len(im.sit))}
+	a := &imageAlloc{im: im, used: make([]bool, im.maxBlkaddr-im.mainBlkaddr), node: make([]bool, len(im.sit)),
+		limit: im.ckpt.UserBlockCount}
 	for segno := range im.sit {
 		e := &im.sit[segno]
 		if e.ValidBlocks() > 0 && e.Type() >= CursegHotNode {
@@ -42,6 +48,7 @@ func newImageAlloc(im *imageInfo) *imageAlloc {
 		for off := uint32(0); off < im.blocksPerSeg; off++ {
 			if f2fsTestBit(off, e.ValidMap[:]) {
 				a.used[uint32(segno)*im.blocksPerSeg+off] = true
+				a.count++
 			}
 		}
 	}
@@ -53,6 +60,9 @@ func newImageAlloc(im *imageInfo) *imageAlloc {
 func (a *imageAlloc) Alloc() (uint32, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.count >= a.limit {
+		return 0, false
+	}
 	n := uint32(len(a.used))
 	for i := uint32(0); i < n; i++ {
 		off := (a.cursor + i) % n
@@ -60,6 +70,7 @@ func (a *imageAlloc) Alloc() (uint32, bool) {
 			continue
 		}
 		a.used[off] = true
+		a.count++
 		a.cursor = off + 1
 		return a.im.mainBlkaddr + off, true
 	}
@@ -70,8 +81,9 @@ func (a *imageAlloc) Alloc() (uint32, bool) {
 func (a *imageAlloc) Free(addr uint32) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if addr >= a.im.mainBlkaddr && addr < a.im.maxBlkaddr {
+	if addr >= a.im.mainBlkaddr && addr < a.im.maxBlkaddr && a.used[addr-a.im.mainBlkaddr] {
 		a.used[addr-a.im.mainBlkaddr] = false
+		a.count--
 	}
 }
 
@@ -605,6 +617,6 @@ func (sbi *SuperBlock) writeCheckpoint(t *kernel.Task, inodes []*Inode, nodes []
 func (a *imageAlloc) reset(im *imageInfo) {
 	n := newImageAlloc(im)
 	a.mu.Lock()
-	a.used, a.node, a.cursor = n.used, n.node, 0
+	a.used, a.node, a.cursor, a.count, a.limit = n.used, n.node, 0, n.count, n.limit
 	a.mu.Unlock()
 }

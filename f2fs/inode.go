@@ -125,12 +125,17 @@ func (fi *Inode) findDataBlock(bidx uint64) []byte {
 
 // getNewDataBlock is f2fs_get_new_data_folio(dir, NULL, bidx, true): the
 // block at bidx, allocated (zeroed) if it is a hole, growing i_size to
-// cover it.
+// cover it; nil when no block is left (ENOSPC to the caller).
 func (fi *Inode) getNewDataBlock(bidx uint64) []byte {
 	if b := fi.findDataBlock(bidx); b != nil {
 		return b
 	}
 	b := fi.data.GetBlock(bidx, true)
+	if b == nil {
+		// No free block on an image (or a read-only one): the hole stays.
+		fi.data.Punch(bidx)
+		return nil
+	}
 	if end := int64(bidx+1) * BlockSize; fi.Size() < end {
 		fi.SetSize(end)
 	}
@@ -163,8 +168,9 @@ func (fi *Inode) BlockAt(bidx uint64) []byte { return fi.findDataBlock(bidx) }
 // to a new device block), growing i_size; for tests and images built
 // elsewhere.
 func (fi *Inode) SetBlock(bidx uint64, raw []byte) {
-	b := fi.getNewDataBlock(bidx)
-	copy(b, raw)
+	if b := fi.getNewDataBlock(bidx); b != nil {
+		copy(b, raw)
+	}
 }
 
 // String is the canonical one-line dump of the directory inode's state.
