@@ -138,10 +138,13 @@ type wnode struct {
 }
 
 // SyncFs is f2fs_sync_fs (->sync_fs) for a writable image: a checkpoint
-// as f2fs_write_checkpoint writes at umount (see the file comment). The
-// caller writes the device back (vfs.BlockDevice.Sync). Errors: EROFS on
-// a mount of the growing device or a read-only device, ENOSPC, and those
-// of reading the inodes.
+// as f2fs_write_checkpoint writes at umount (see the file comment); the
+// filesystem goes on from it. The caller writes the device back
+// (vfs.BlockDevice.Sync), as sync(2) and umount(8) of an attached image
+// do, and makes no other operation on the filesystem meanwhile (the
+// kernel's f2fs_lock_all is not modelled). Errors: EROFS on a mount of
+// the growing device or of a read-only device, ENOSPC, EFSCORRUPTED, and
+// those of reading the inodes.
 func (sbi *SuperBlock) SyncFs(t *kernel.Task) error {
 	defer t.Trace("f2fs_sync_fs")()
 	im := sbi.img
@@ -456,6 +459,13 @@ func (sbi *SuperBlock) writeCheckpoint(t *kernel.Task, inodes []*Inode, nodes []
 		if segData[s] == 0 {
 			free = append(free, s)
 		}
+	}
+	// The SIT and SSA areas must hold every main segment's entry (a
+	// damaged superblock may say otherwise; nothing is written then).
+	if uint64(nsegs) > uint64(im.raw.SegmentCountSsa)*uint64(bps) ||
+		uint64(nsegs) > uint64(im.raw.SegmentCountSit/2)*uint64(bps)*SitEntryPerBlock {
+		sbi.err(t, "Wrong SIT/SSA area for %d main segments, run fsck to fix.", nsegs)
+		return errno.EFSCORRUPTED
 	}
 	needNodeSegs := (uint32(len(nodes)) + bps - 1) / bps
 	if uint32(len(free)) < needNodeSegs+6 {

@@ -62,6 +62,11 @@ func TestImageWriteFsck(t *testing.T) {
 		files = append(files, "/large")
 		links := map[string]string{}
 		for op := 0; op < 80; op++ {
+			if op == 40 {
+				// A checkpoint in the middle: the filesystem goes on
+				// from the image it wrote.
+				e.Must(e.dir("/").SB.SyncFs(e.T))
+			}
 			d := dirs[r.Intn(len(dirs))]
 			name := strings.TrimSuffix(d, "/") + fmt.Sprintf("/n%d-%d", seq, op)
 			switch r.Intn(8) {
