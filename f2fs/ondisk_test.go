@@ -2,6 +2,8 @@ package f2fs
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -184,5 +186,61 @@ func TestJournalRoundTrip(t *testing.T) {
 	b[0], b[1] = 0xff, 0xff
 	if got := decodeNatJournal(b[:]); len(got) != NatJournalEntries {
 		t.Fatalf("%d entries", len(got))
+	}
+}
+
+// TestOndiskBaseImage pins the committed base image's checksums without
+// the tools: both superblock copies carry the crc f2fs_crc32 computes,
+// the checkpoint in use is valid and re-encodes to its bytes, and every
+// inode the NAT maps has the checksum f2fs_inode_chksum computes.
+func TestOndiskBaseImage(t *testing.T) {
+	f, err := os.Open("testdata/image-base.img.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk := func(a uint32) []byte { return raw[int(a)*BlockSize:][:BlockSize] }
+	var s *RawSuper
+	for b := uint32(0); b < 2; b++ {
+		s = DecodeRawSuper(blk(b)[SuperOffset:])
+		if s.Magic != SuperMagic || !s.HasFeature(FeatSbChksum) || f2fsCrc32(s.Raw[:sbCrcOffset]) != s.Crc {
+			t.Fatalf("superblock %d: magic %x crc %x computed %x", b, s.Magic, s.Crc, f2fsCrc32(s.Raw[:sbCrcOffset]))
+		}
+		if !bytes.Equal(s.Clone().Encode(), blk(b)[SuperOffset:SuperOffset+superSize]) {
+			t.Fatalf("superblock %d does not re-encode to its bytes", b)
+		}
+	}
+	cp := DecodeCheckpoint(blk(s.CpBlkaddr))
+	if !cp.CrcValid() || !bytes.Equal(DecodeCheckpoint(blk(s.CpBlkaddr)).Encode(), blk(s.CpBlkaddr)) {
+		t.Fatal("checkpoint crc")
+	}
+	im := &imageInfo{raw: s, ckpt: cp, cpStart: s.CpBlkaddr, blocksPerSeg: s.BlocksPerSeg()}
+	im.natBitmap = cp.bitmapPtr(natBitmap, 0, nil)[:cp.NatVerBitmapBytesize]
+	seed := f2fsChksum(^uint32(0), s.UUID[:])
+	inodes := 0
+	for nid := uint32(RootIno); nid < 64; nid++ {
+		e := decodeNatEntry(blk(im.currentNatAddr(nid))[nid*natEntrySize:])
+		if e.BlockAddr == NullAddr || e.Ino != nid {
+			continue
+		}
+		n := Node(blk(e.BlockAddr))
+		if !n.IsInode() || n.NidOfNode() != nid {
+			continue
+		}
+		if !enableInodeChksum(s.Feature, n) || inodeChksum(seed, n) != n.InodeChecksum() {
+			t.Fatalf("inode %d: checksum %x, computed %x", nid, n.InodeChecksum(), inodeChksum(seed, n))
+		}
+		inodes++
+	}
+	if inodes != 48 { // the root and the 47 names under it
+		t.Fatalf("%d inodes checked", inodes)
 	}
 }
