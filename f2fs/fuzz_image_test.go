@@ -298,3 +298,32 @@ func TestImageReadOnlyAndFull(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkImageMount mounts the base image and walks its tree (every
+// inode read from its node block, every directory listed, every file
+// read).
+func BenchmarkImageMount(b *testing.B) {
+	loadBaseImage(b)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dev := baseDevice(b, 0, 0, nil)
+		b.StartTimer()
+		if n, err := mountBase(dev, false); err != nil || n != 47 {
+			b.Fatal(n, err)
+		}
+	}
+}
+
+// BenchmarkImageSyncFs writes a checkpoint of the base image with one
+// file changed: every reachable node rewritten, the NAT, SIT and SSA
+// with them.
+func BenchmarkImageSyncFs(b *testing.B) {
+	e, _ := bootImageDev(b, baseDevice(b, 0, 0, nil))
+	sbi := e.dir("/").SB
+	for i := 0; i < b.N; i++ {
+		e.Write("/d/file-1", fmt.Sprint(i))
+		if err := sbi.SyncFs(e.T); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
