@@ -590,9 +590,13 @@ func (sbi *SuperBlock) writeCheckpoint(t *kernel.Task, inodes []*Inode, nodes []
 		c.CurNodeSegno[i], c.CurDataSegno[i] = ^uint32(0), ^uint32(0)
 	}
 	c.AllocType = [MaxActiveLogs]uint8{}
-	c.CkptFlags = CpUmountFlag | im.ckpt.CkptFlags&CpLargeNatBitmapFlag
+	// The data logs are empty: their summaries and the (empty) journals
+	// fit one compacted block (f2fs_npages_for_summary_flush is 1), and
+	// the umount checkpoint keeps the node logs' summaries
+	// (__remain_node_summaries).
+	c.CkptFlags = CpUmountFlag | CpCompactSumFlag | im.ckpt.CkptFlags&CpLargeNatBitmapFlag
 	c.CpPackStartSum = 1 + im.raw.CpPayload
-	c.CpPackTotalBlockCount = c.CpPackStartSum + NrCursegType + 1
+	c.CpPackTotalBlockCount = c.CpPackStartSum + 1 + NrCursegNodeType + 1
 	c.ValidNodeCount = uint32(len(nodes))
 	c.ValidInodeCount = uint32(len(inodes))
 	c.NextFreeNid = nextNid
@@ -605,12 +609,15 @@ func (sbi *SuperBlock) writeCheckpoint(t *kernel.Task, inodes []*Inode, nodes []
 	for i := uint32(0); i < im.raw.CpPayload; i++ {
 		copy(sbi.Dev.Block(start+1+i), sbi.Dev.Block(im.cpStart+1+i))
 	}
-	// The current segments' summaries: data logs (hot with the empty NAT
-	// journal, cold with the empty SIT journal), then node logs.
-	logs := []uint32{dataLogs[0], dataLogs[1], dataLogs[2], nodeLogs[0], warmSeg, nodeLogs[1]}
-	for i, s := range logs {
-		blk := sbi.Dev.Block(start + c.CpPackStartSum + uint32(i))
-		sums[s].Encode(blk)
+	// The compacted data summary (write_compacted_summaries: the NAT
+	// journal, the SIT journal, no entries), then the node logs'
+	// summaries (write_normal_summaries for hot, warm and cold nodes).
+	compact := sbi.Dev.Block(start + c.CpPackStartSum)
+	clear(compact)
+	encodeNatJournal(compact, nil)
+	encodeSitJournal(compact[SumJournalSize:], nil)
+	for i, s := range []uint32{nodeLogs[0], warmSeg, nodeLogs[1]} {
+		sums[s].Encode(sbi.Dev.Block(start + c.CpPackStartSum + 1 + uint32(i)))
 	}
 	copy(sbi.Dev.Block(start+c.CpPackTotalBlockCount-1), cpBlk)
 	// The in-memory state follows the new checkpoint.
