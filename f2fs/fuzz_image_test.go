@@ -168,13 +168,7 @@ func mountBase(dev *vfs.BlockDevice, sync bool) (int, error) {
 	if err := f2fs.F2FS_SB(sys.RootMount().SB).SyncFs(t); err != nil {
 		return n, err
 	}
-	again := vfs.NewBlockDeviceSize(dev.Blocks())
-	for a := uint32(0); a < dev.Blocks(); a++ {
-		if b := dev.Block(a); b != nil {
-			copy(again.Block(a), b)
-		}
-	}
-	return mountBase(again, false)
+	return mountBase(cloneDev(dev), false)
 }
 
 // TestImageMountBase mounts the committed base image (no tools needed)

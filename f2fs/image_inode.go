@@ -296,9 +296,11 @@ func (sbi *SuperBlock) readSymlink(t *kernel.Task, fi *Inode, size uint64) error
 }
 
 // inlineAops are f2fs_dblock_aops over the generic block paths, with
-// f2fs_read_inline_data for a file whose data is inline (FI_INLINE_DATA):
-// page 0 is the inline area, the rest of it zeroes. A write to an inline
-// file first moves the data to a block (f2fs_convert_inline_inode).
+// f2fs_read_inline_data and f2fs_write_inline_data for a file whose data
+// is inline (FI_INLINE_DATA): page 0 is the inline area, the rest of it
+// zeroes. A write(2) to an inline file first moves the data to a block
+// (f2fs_convert_inline_inode; the kernel keeps a write that fits inline,
+// a simplification of the model); truncation stays inline.
 type inlineAops struct{ vfs.AddressSpaceOperations }
 
 // ReadFolio implements vfs.AddressSpaceOperations.
@@ -333,6 +335,14 @@ func (a inlineAops) WritePage(t *kernel.Task, inode *vfs.Inode, index uint64, pa
 	if err := fi.SB.checkWritable(); err != nil {
 		return err
 	}
+	if fi.inlineData {
+		// f2fs_write_inline_data: page 0 goes back to the inline area
+		// (the page truncate_setsize zeroes past a new i_size).
+		if index == 0 {
+			copy(fi.inlineDataArea(), page)
+		}
+		return nil
+	}
 	if err := a.AddressSpaceOperations.WritePage(t, inode, index, page); err != nil {
 		return err
 	}
@@ -341,6 +351,18 @@ func (a inlineAops) WritePage(t *kernel.Task, inode *vfs.Inode, index uint64, pa
 		return errno.ENOSPC
 	}
 	return nil
+}
+
+// TruncateBlocks implements vfs.AddressSpaceOperations: an inline file
+// truncated to 0 loses its inline data (f2fs_truncate_inline_inode).
+func (a inlineAops) TruncateBlocks(t *kernel.Task, inode *vfs.Inode, from uint64) {
+	if fi := F2FS_I(inode); fi.inlineData {
+		if from == 0 {
+			clear(fi.inlineDataArea())
+		}
+		return
+	}
+	a.AddressSpaceOperations.TruncateBlocks(t, inode, from)
 }
 
 // Bmap implements vfs.AddressSpaceOperations.
