@@ -263,11 +263,11 @@ func compareDump(tb testing.TB, img string, disk map[uint32]*diskInode) {
 }
 
 // TestPropertyImageExport: any sequence of creates, writes, mkdirs,
-// unlinks, renames and truncates on the base image, then the step
-// "export (SyncFs), check with the real fsck (the first
-// cases, when fsck.f2fs is installed; -f2fs.exportfscks), import (a new mount of the
-// written blocks), compare with the model": every directory lists the
-// model's names and every file reads the model's contents.
+// unlinks, renames, truncates and checkpoints on the base image, then the
+// step "export (SyncFs), check with the real fsck (for the first
+// -f2fs.exportfscks cases, when fsck.f2fs is installed), import (a new
+// mount of the written blocks), compare with the model": every directory
+// lists the model's names and every file reads the model's contents.
 func TestPropertyImageExport(t *testing.T) {
 	_, haveFsck := exec.LookPath("fsck.f2fs")
 	checked := 0
