@@ -416,7 +416,11 @@ func AddRegularEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) 
 		nblock := bucketBlocks(level)
 		bidx := dirBlockIndex(level, dir.DirLevel, uint64(f.Hash)%nbucket)
 		for block := bidx; block <= bidx+nblock-1; block++ {
-			d := MakeDentryPtrBlock(dir.getNewDataBlock(block))
+			b := dir.getNewDataBlock(block)
+			if b == nil {
+				return errno.ENOSPC
+			}
+			d := MakeDentryPtrBlock(b)
 			if bitPos := RoomForFilename(&d, slots); bitPos < NrDentryInBlock {
 				d.UpdateDentry(ino, mode, f.DiskName, f.Hash, bitPos)
 				updateParentMetadata(dir, currentDepth)
@@ -456,7 +460,11 @@ func AddInlineEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) e
 func ConvertInlineDir(t *kernel.Task, dir *Inode) error {
 	if dir.DirLevel == 0 {
 		src := dir.InlineDentryPtr()
-		dst := MakeDentryPtrBlock(dir.getNewDataBlock(0))
+		b := dir.getNewDataBlock(0)
+		if b == nil {
+			return errno.ENOSPC
+		}
+		dst := MakeDentryPtrBlock(b)
 		copy(dst.Bitmap, src.Bitmap)
 		clear(dst.Bitmap[src.NrBitmap:])
 		copy(dst.Dentry, src.Dentry[:SizeOfDirEntry*src.Max])
@@ -606,7 +614,7 @@ func ParentDirRef(dir *Inode) (*DentryRef, error) {
 // f2fs_make_empty_inline_dir): "." and ".." in slots 0 and 1 of the inline
 // area (i_size becomes MAX_INLINE_DATA) or of block 0. A new directory
 // starts at depth 1 (f2fs_new_inode). dir is new: no one else can see
-// it yet. It returns no error (the signature is the kernel's).
+// it yet. Errors: ENOSPC when no block is left for block 0 (an image).
 func MakeEmptyDir(t *kernel.Task, dir *Inode, parentIno, parentMode uint32) error {
 	dir.CurrentDepth = 1
 	var d DentryPtr
@@ -616,7 +624,11 @@ func MakeEmptyDir(t *kernel.Task, dir *Inode, parentIno, parentMode uint32) erro
 			dir.SetSize(int64(dir.Geo.MaxInlineData))
 		}
 	} else {
-		d = MakeDentryPtrBlock(dir.getNewDataBlock(0))
+		b := dir.getNewDataBlock(0)
+		if b == nil {
+			return errno.ENOSPC
+		}
+		d = MakeDentryPtrBlock(b)
 	}
 	d.UpdateDentry(dir.nid(), dir.Mode(), []byte("."), 0, 0)
 	d.UpdateDentry(parentIno, parentMode, []byte(".."), 0, 1)

@@ -35,4 +35,26 @@
 // page-cache helpers. The encryption context is the encryption xattr
 // (index 9, name "c"). Casefolding is set per empty directory with FS_IOC_SETFLAGS (FS_CASEFOLD_FL) on a
 // filesystem made with the casefold feature (Options.Casefold).
+//
+// # Images
+//
+// A fixed-size device (vfs.NewBlockDeviceSize, vfs.OpenImage) holds the
+// real on-disk format (include/linux/f2fs_fs.h): the two superblocks
+// (RawSuper), the two checkpoint packs (Checkpoint) with their summaries
+// and the NAT and SIT journals, the NAT, the SIT and the SSA, and node
+// blocks (Node: inodes, direct and indirect nodes, xattr nodes) in the
+// main area. Type's Mkfs writes the layout mkfs.f2fs 1.15 writes for the
+// device's size; fill_super then reads the image as f2fs_fill_super does
+// (sanity_check_raw_super, f2fs_get_valid_checkpoint,
+// f2fs_sanity_check_ckpt, the node and segment managers), with the
+// kernel's errnos and log lines for a bad image, and inodes come from
+// their node blocks through the NAT (checksums and footers checked),
+// their data through i_addr and the direct and indirect nodes, inline
+// dentries, inline data and the inline xattrs (the encryption context)
+// included. On a writable device new blocks come from the SIT's free
+// blocks (imageAlloc), and SuperBlock.SyncFs writes a checkpoint as a
+// clean umount leaves it, every reachable node rewritten (a reduction of
+// f2fs_write_checkpoint: see image_write.go), which fsck.f2fs accepts.
+// The growing device of vfslab's own layout (NewDevice, vfs.FormatNew)
+// keeps inodes in memory as described above.
 package f2fs

@@ -57,6 +57,9 @@ func (sbi *SuperBlock) getflags(inode *vfs.Inode) uint32 {
 // flags outside F2FS_SETTABLE_FS_FL; other unknown flags are EOPNOTSUPP.
 func (sbi *SuperBlock) setflags(t *kernel.Task, inode *vfs.Inode, flags uint32) error {
 	defer t.Trace("f2fs_fileattr_set")()
+	if err := sbi.checkWritable(); err != nil {
+		return err
+	}
 	if flags&^(vfs.FS_CASEFOLD_FL|vfs.FS_ENCRYPT_FL|vfs.FS_INLINE_DATA_FL) != 0 {
 		return errno.EOPNOTSUPP
 	}

@@ -70,6 +70,15 @@ type Inode struct {
 	chash  uint32
 	clevel uint32
 	task   *kernel.Task
+
+	// onDisk is set for an inode read from an image's node block (Node
+	// then holds the whole block); inlineData is FI_INLINE_DATA;
+	// extraIsize and xattrAddrs are i_extra_isize and
+	// i_inline_xattr_size (in words) as do_read_inode sets them.
+	onDisk     bool
+	inlineData bool
+	extraIsize int
+	xattrAddrs int
 }
 
 // F2FS_I is F2FS_I(inode): the f2fs_inode_info around a VFS inode of an
@@ -116,12 +125,17 @@ func (fi *Inode) findDataBlock(bidx uint64) []byte {
 
 // getNewDataBlock is f2fs_get_new_data_folio(dir, NULL, bidx, true): the
 // block at bidx, allocated (zeroed) if it is a hole, growing i_size to
-// cover it.
+// cover it; nil when no block is left (ENOSPC to the caller).
 func (fi *Inode) getNewDataBlock(bidx uint64) []byte {
 	if b := fi.findDataBlock(bidx); b != nil {
 		return b
 	}
 	b := fi.data.GetBlock(bidx, true)
+	if b == nil {
+		// No free block on an image (or a read-only one): the hole stays.
+		fi.data.Punch(bidx)
+		return nil
+	}
 	if end := int64(bidx+1) * BlockSize; fi.Size() < end {
 		fi.SetSize(end)
 	}
@@ -154,8 +168,9 @@ func (fi *Inode) BlockAt(bidx uint64) []byte { return fi.findDataBlock(bidx) }
 // to a new device block), growing i_size; for tests and images built
 // elsewhere.
 func (fi *Inode) SetBlock(bidx uint64, raw []byte) {
-	b := fi.getNewDataBlock(bidx)
-	copy(b, raw)
+	if b := fi.getNewDataBlock(bidx); b != nil {
+		copy(b, raw)
+	}
 }
 
 // String is the canonical one-line dump of the directory inode's state.
@@ -188,9 +203,23 @@ func (sbi *SuperBlock) iget(t *kernel.Task, ino uint32) (*Inode, error) {
 	fi := sbi.inodes[ino]
 	end := sbi.nextNid
 	sbi.mu.Unlock()
+	if sbi.img != nil {
+		end = sbi.img.maxNid
+	}
 	if ino < RootIno || (end != 0 && ino >= end) {
 		sbi.warn(t, "f2fs_check_nid_range: out-of-range nid=%x, run fsck to fix.", ino)
 		return nil, errno.EFSCORRUPTED
+	}
+	if fi == nil && sbi.img != nil {
+		sbi.imgMu.Lock()
+		defer sbi.imgMu.Unlock()
+		sbi.mu.Lock()
+		fi = sbi.inodes[ino]
+		sbi.mu.Unlock()
+		if fi == nil {
+			// The new inode comes with its one reference.
+			return sbi.readInode(t, ino)
+		}
 	}
 	if fi == nil || !vfs.Igrab(&fi.Inode) {
 		return nil, errno.ENOENT
@@ -201,3 +230,15 @@ func (sbi *SuperBlock) iget(t *kernel.Task, ino uint32) (*Inode, error) {
 // Context returns a copy of an inode's stored fscrypt context (nil if
 // none): the bytes of the encryption xattr, 28 (v1) or 40 (v2) long.
 func Context(inode *vfs.Inode) []byte { return F2FS_SB(inode.SB()).Context(inode) }
+
+// LookupInode returns the in-memory inode ino of sbi, read from the image
+// if it is not in memory yet, without a new reference (for checkers and
+// dumps that walk a mounted filesystem); nil when there is none.
+func LookupInode(t *kernel.Task, sbi *SuperBlock, ino uint32) *Inode {
+	fi, err := sbi.iget(t, ino)
+	if err != nil {
+		return nil
+	}
+	vfs.Iput(t, &fi.Inode)
+	return fi
+}

@@ -123,6 +123,9 @@ func addLink(t *kernel.Task, dir *Inode, d *vfs.Dentry, inode *vfs.Inode) error 
 // encoding), EFSCORRUPTED, ENOKEY, ENOMEM and fscrypt's.
 func (o *dirOps) Create(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry, mode uint32, excl bool) error {
 	defer t.Trace("f2fs_create")()
+	if err := o.sbi.checkWritable(); err != nil {
+		return err
+	}
 	dir := F2FS_I(vdir)
 	fi, err := o.sbi.newInode(t, dir, mode&^vfs.S_IFMT|vfs.S_IFREG)
 	if err != nil {
@@ -141,6 +144,9 @@ func (o *dirOps) Create(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry, mode uin
 // (FI_INC_LINK). Locks, references and errors as Create's.
 func (o *dirOps) Mkdir(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry, mode uint32) error {
 	defer t.Trace("f2fs_mkdir")()
+	if err := o.sbi.checkWritable(); err != nil {
+		return err
+	}
 	dir := F2FS_I(vdir)
 	fi, err := o.sbi.newInode(t, dir, mode&^vfs.S_IFMT|vfs.S_IFDIR)
 	if err != nil {
@@ -183,6 +189,9 @@ func findDentry(t *kernel.Task, dir *Inode, d *vfs.Dentry) (*DentryRef, error) {
 // is gone or names another inode), EFSCORRUPTED, fscrypt's.
 func (o *dirOps) Unlink(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry) error {
 	defer t.Trace("f2fs_unlink")()
+	if err := o.sbi.checkWritable(); err != nil {
+		return err
+	}
 	dir := F2FS_I(vdir)
 	ref, err := findDentry(t, dir, d)
 	if err != nil {
@@ -210,6 +219,9 @@ func (o *dirOps) Unlink(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry) error {
 // references as Unlink's. Errors: ENOTEMPTY and Unlink's.
 func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	defer t.Trace("f2fs_rmdir")()
+	if err := o.sbi.checkWritable(); err != nil {
+		return err
+	}
 	if !EmptyDir(t, F2FS_I(d.Inode())) {
 		return errno.ENOTEMPTY
 	}
@@ -227,6 +239,9 @@ func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 // fscrypt's.
 func (o *dirOps) Rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry, flags uint32) error {
 	defer t.Trace("f2fs_rename2")()
+	if err := o.sbi.checkWritable(); err != nil {
+		return err
+	}
 	exchange, err := libfs.PrepareRename2(t, oldDir, oldD, newDir, newD, flags)
 	if err != nil {
 		return err
@@ -347,6 +362,9 @@ func crossRename(t *kernel.Task, oldDir *Inode, oldD *vfs.Dentry, newDir *Inode,
 // reference. Errors: ENOKEY, EXDEV and Create's.
 func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vfs.Dentry) error {
 	defer t.Trace("f2fs_link")()
+	if err := o.sbi.checkWritable(); err != nil {
+		return err
+	}
 	if err := hooks.FscryptPrepareLink(t, oldD, dir, newD); err != nil {
 		return err
 	}
@@ -368,6 +386,9 @@ func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vf
 // ENOKEY and Create's.
 func (o *dirOps) Symlink(t *kernel.Task, vdir *vfs.Inode, d *vfs.Dentry, target string) error {
 	defer t.Trace("f2fs_symlink")()
+	if err := o.sbi.checkWritable(); err != nil {
+		return err
+	}
 	dir := F2FS_I(vdir)
 	diskLen, _, err := hooks.FscryptPrepareSymlink(t, vdir, target, BlockSize)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 //
 // or let Mount or Boot format a fresh device with Options. A new
 // filesystem has an empty root directory, inode 3.
-var Type = &vfs.FileSystemType{Name: "f2fs", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfs, FeatureArgs: featureArgs}
+var Type = &vfs.FileSystemType{Name: "f2fs", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfsDevice, FeatureArgs: featureArgs}
 
 // Encoding flags of the superblock (s_encoding_flags; F2FS_ENC_*_FL in
 // include/linux/f2fs_fs.h, copied into sb->s_encoding_flags as
@@ -129,6 +129,11 @@ type SuperBlock struct {
 	vsb  *vfs.SuperBlock
 	opts Options
 
+	// img is the on-disk state of a filesystem mounted from an image
+	// (nil on a growing device); imgMu serialises reading inodes from it.
+	img   *imageInfo
+	imgMu sync.Mutex
+
 	// mu protects the inode table and the nid allocator.
 	mu       sync.Mutex
 	inodes   map[uint32]*Inode
@@ -190,7 +195,26 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	sbi := &SuperBlock{Dev: vsb.Bdev(), InlineDentry: true, Inline: DefaultInlineGeometry, Name: vsb.ID(),
 		vsb: vsb, inodes: map[uint32]*Inode{}, nextNid: FirstIno}
 	var err error
-	if sbi.opts, err = loadOptions(t, vsb, data); err != nil {
+	if sbi.Dev != nil && sbi.Dev.Fixed() && vsb.Bdev().Super().FsType != vsb.Type.Name {
+		if sbi.img, err = sbi.loadImage(t); err != nil {
+			return err
+		}
+		if sbi.img.raw.HasFeature(FeatCasefold) && sbi.img.raw.Encoding != encUTF8_12_1 {
+			// f2fs_sb_read_encoding
+			sbi.err(t, "Encoding requested by superblock is unknown")
+			return errno.EINVAL
+		}
+		sbi.opts = sbi.img.options()
+		if err := parseOptions(t, vsb.Type, &sbi.opts, data); err != nil {
+			return err
+		}
+		sbi.Inline = NewInlineGeometry(sbi.img.newExtraIsize(), DefaultInlineXattrAddrs)
+		if !sbi.Dev.ReadOnly() {
+			if err := sbi.prepareWrite(t); err != nil {
+				return err
+			}
+		}
+	} else if sbi.opts, err = loadOptions(t, vsb, data); err != nil {
 		return err
 	}
 	sbi.LookupMode = sbi.opts.LookupMode
@@ -212,7 +236,7 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	sbi.dirOps, sbi.dirFileOps = &dirOps{sbi: sbi}, &dirFileOps{sbi: sbi}
 	sbi.fileOps, sbi.fileFileOps = libfs.RegularFile("f2fs", sbi.ioctl)
 	sbi.symlinkOps = libfs.Symlink(func(i *vfs.Inode) []byte { return F2FS_I(i).target })
-	sbi.aops = vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &F2FS_I(i).data })
+	sbi.aops = inlineAops{vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &F2FS_I(i).data })}
 	sbi.XattrCrypt = libfs.XattrCrypt{
 		Xattrs:    func(i *vfs.Inode) *vfs.SimpleXattrs { return &F2FS_I(i).xattrs },
 		KeyPrefix: "f2fs:", // f2fs_cryptops.legacy_key_prefix
@@ -227,6 +251,22 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 		vsb.SetCop(sbi)
 	}
 	hooks.SetSBDops(vsb)
+	if sbi.img != nil {
+		root, err := sbi.iget(t, sbi.img.raw.RootIno)
+		if err != nil {
+			return err
+		}
+		if !root.IsDir() || root.Size() == 0 || root.Nlink() == 0 {
+			sbi.err(t, "Invalid root inode")
+			vfs.Iput(t, &root.Inode)
+			return errno.EINVAL
+		}
+		if err := vsb.MakeRoot(t, &root.Inode); err != nil {
+			vfs.Iput(t, &root.Inode)
+			return err
+		}
+		return nil
+	}
 	root, err := sbi.allocInode(t, RootIno, vfs.S_IFDIR|0o755)
 	if err != nil {
 		return err

@@ -237,3 +237,8 @@ func (d *BlockDevice) Sync() error {
 	}
 	return d.SaveImage(d.backing)
 }
+
+// Map records that page index lblk lives in device block addr, for a
+// filesystem that reads a file's block map from its image (ext4's extent
+// tree, f2fs's i_addr and dnodes); the block is not allocated.
+func (m *BlockMap) Map(lblk uint64, addr uint32) { m.m[lblk] = addr }
