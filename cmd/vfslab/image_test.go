@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,7 +21,7 @@ func TestImageFlags(t *testing.T) {
 		args   []string
 		status int
 		first  string // the first line of stderr
-		kernel string // a kernel log line that must follow, if any
+		kernel string // a kernel log line that must follow the first, if any
 	}{
 		{[]string{"dump", "--image", img}, 1, "vfslab dump: " + img + ": blkid finds no ext4 or f2fs superblock on it; name the type with --fs", ""},
 		{[]string{"dump", "--image", img, "--fs", "ext4"}, 1, "vfslab dump: " + img + ": cannot mount it as ext4: invalid argument (EINVAL)", "  kernel: EXT4-fs (vdb): VFS: Can't find ext4 filesystem"},
@@ -40,7 +41,7 @@ func TestImageFlags(t *testing.T) {
 			t.Errorf("%q: status %d, stderr %q; want status %d, first line %q", tc.args, st, stderr, tc.status, tc.first)
 			continue
 		}
-		if tc.kernel != "" && (len(lines) < 2 || lines[1] != tc.kernel) {
+		if tc.kernel != "" && !slices.Contains(lines[1:], tc.kernel) {
 			t.Errorf("%q: stderr %q; want the kernel line %q", tc.args, stderr, tc.kernel)
 		}
 	}
