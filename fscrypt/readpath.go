@@ -196,8 +196,9 @@ func (rp *ReadPath) decrypt(w *kernel.Task, bio *block.Bio) {
 func (rp *ReadPath) finish(bio *block.Bio) {
 	ok := bio.Status == block.BlkStsOK
 	for _, v := range bio.Vecs {
-		v.Folio.Uptodate = ok
-		v.Folio.Error = !ok
+		if ok {
+			v.Folio.MarkUptodate()
+		}
 	}
 	bio.Private.(*readBio).done <- bio
 }
@@ -208,7 +209,7 @@ func (rp *ReadPath) getFolio(index uint64) *block.Folio {
 	if n := len(rp.pool); n > 0 {
 		f := rp.pool[n-1]
 		rp.pool = rp.pool[:n-1]
-		*f = block.Folio{Index: index, Data: f.Data, Host: rp.inode}
+		f.Reset(index, rp.inode)
 		return f
 	}
 	f := block.NewFolio(index, 0)
@@ -328,4 +329,28 @@ func (rp *ReadPath) Read(t *kernel.Task, dst []byte, off int64) error {
 		rp.putBio(rb)
 	}
 	return firstErr
+}
+
+// ReadWorkqueue is fscrypt_read_workqueue of machine k (fs/crypto/crypto.c
+// fscrypt_init: alloc_workqueue("fscrypt_read_queue", WQ_UNBOUND |
+// WQ_HIGHPRI, num_online_cpus()), the CPUs being GOMAXPROCS).
+func ReadWorkqueue(k *kernel.Kernel) *kernel.Workqueue {
+	return k.Workqueue("fscrypt_read_queue", runtime.GOMAXPROCS(0))
+}
+
+// EnqueueDecryptWork is fscrypt_enqueue_decrypt_work, as the crypto-bio
+// variant has it: in the workqueue variant (the kernel's) the filesystem's
+// post-read work (ext4's decrypt_work) is queued on fscrypt_read_workqueue
+// and runs on a kworker; seed 003's experiments removed the workqueue, so
+// in the inline, chain and bio variants the work runs at once, in the
+// context of the bio's completion (t: the loop worker of the seed's
+// loop device). t counts fscrypt_decrypt_work for a queued work.
+func EnqueueDecryptWork(t *kernel.Task, w *kernel.Work) {
+	switch cryptoBio.Of(t.K.Patches()) {
+	case BioWorkqueue:
+		t.Inc(EvDecryptWork)
+		ReadWorkqueue(t.K).QueueWork(t, w)
+	case BioInline, BioChain, BioWhole:
+		w.Func.RunWork(t, w)
+	}
 }

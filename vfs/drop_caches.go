@@ -7,15 +7,16 @@ import (
 
 // DropCaches is a write of mode to /proc/sys/vm/drop_caches
 // (fs/drop_caches.c drop_caches_sysctl_handler): bit 0 drops the clean
-// page cache (the model keeps none: the generic paths read pages from the
-// filesystem each time, so there is nothing to drop), bit 1 the slab caches
+// page cache (iterate_supers(drop_pagecache_sb): invalidate_mapping_pages
+// of every inode; folios under read stay, and the model's page cache only
+// holds the folios of filesystems with ->readahead), bit 1 the slab caches
 // (drop_slab: the unused dentries of every superblock, prune_dcache_sb,
 // then the inodes nothing holds any more, prune_icache_sb, which frees
 // their in-core state: their keys). Dentries and inodes in use stay, as in
 // the kernel.
 func (s *System) DropCaches(t *kernel.Task, mode int) {
 	defer t.Trace("drop_caches_sysctl_handler")()
-	if mode&2 == 0 {
+	if mode&3 == 0 {
 		return
 	}
 	var inodes []*Inode
@@ -23,6 +24,14 @@ func (s *System) DropCaches(t *kernel.Task, mode int) {
 		if i := m.Root.Inode(); i != nil {
 			inodes = append(inodes, collectInodes(t, m.Root)...)
 		}
+	}
+	if mode&1 != 0 {
+		for _, inode := range inodes {
+			inode.Data.invalidatePages()
+		}
+	}
+	if mode&2 == 0 {
+		return
 	}
 	dcache.ShrinkDcacheSB(t, s.Dcache)
 	for _, inode := range inodes {
