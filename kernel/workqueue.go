@@ -57,9 +57,17 @@ type Workqueue struct {
 	mu         sync.Mutex
 	head, tail *Work
 	active     int
-	idle       []*Task
+	idle       []*kworker
 	tasks      int
 	drained    *sync.Cond
+}
+
+// kworker is one worker of a queue: its task, and the function its
+// goroutine runs (made once, so that waking the worker allocates
+// nothing).
+type kworker struct {
+	t  *Task
+	fn func()
 }
 
 // workqueues is the kernel's list of workqueues (the workqueues list of
@@ -129,31 +137,33 @@ func (wq *Workqueue) QueueWork(t *Task, w *Work) bool {
 	}
 	wq.tail = w
 	t.Inc(EvQueueWork)
-	var worker *Task
+	var kw *kworker
 	if wq.active < wq.MaxActive {
 		wq.active++
 		if n := len(wq.idle); n > 0 {
-			worker = wq.idle[n-1]
+			kw = wq.idle[n-1]
 			wq.idle = wq.idle[:n-1]
 		} else {
 			wq.tasks++
-			worker = wq.k.NewTask(fmt.Sprintf("kworker/u%d:%s", wq.tasks-1, wq.Name))
+			kw = &kworker{t: wq.k.NewTask(fmt.Sprintf("kworker/u%d:%s", wq.tasks-1, wq.Name))}
+			kw.fn = func() { wq.worker(kw) }
 		}
 	}
 	wq.mu.Unlock()
-	if worker != nil {
+	if kw != nil {
 		t.Inc(EvWorkerWake)
-		if t.Tracer != nil && worker.Tracer == nil {
-			worker.Tracer = &Tracer{Clock: t.Tracer.Clock}
+		if t.Tracer != nil && kw.t.Tracer == nil {
+			kw.t.Tracer = &Tracer{Clock: t.Tracer.Clock}
 		}
-		go wq.worker(worker)
+		go kw.fn()
 	}
 	return true
 }
 
 // worker is a kworker's loop (worker_thread, process_one_work): it runs
 // the queue's work items until none is left.
-func (wq *Workqueue) worker(t *Task) {
+func (wq *Workqueue) worker(kw *kworker) {
+	t := kw.t
 	wq.mu.Lock()
 	for wq.head != nil {
 		w := wq.head
@@ -167,7 +177,7 @@ func (wq *Workqueue) worker(t *Task) {
 		wq.mu.Lock()
 	}
 	wq.active--
-	wq.idle = append(wq.idle, t)
+	wq.idle = append(wq.idle, kw)
 	if wq.active == 0 {
 		wq.drained.Broadcast()
 	}
@@ -196,7 +206,11 @@ func (wq *Workqueue) busy() bool {
 func (wq *Workqueue) Workers() []*Task {
 	wq.mu.Lock()
 	defer wq.mu.Unlock()
-	return append([]*Task(nil), wq.idle...)
+	ts := make([]*Task, len(wq.idle))
+	for i, kw := range wq.idle {
+		ts[i] = kw.t
+	}
+	return ts
 }
 
 // FlushWorkqueues waits until every workqueue of k is idle: work that
@@ -206,22 +220,35 @@ func (wq *Workqueue) Workers() []*Task {
 // readahead).
 func (k *Kernel) FlushWorkqueues() {
 	for {
-		k.workqueues.mu.Lock()
-		list := append([]*Workqueue(nil), k.workqueues.list...)
-		k.workqueues.mu.Unlock()
-		for _, wq := range list {
+		for i := 0; ; i++ {
+			wq := k.workqueueAt(i)
+			if wq == nil {
+				break
+			}
 			wq.Flush()
 		}
 		again := false
-		for _, wq := range list {
-			if wq.busy() {
-				again = true
+		for i := 0; ; i++ {
+			wq := k.workqueueAt(i)
+			if wq == nil {
+				break
 			}
+			again = again || wq.busy()
 		}
 		if !again {
 			return
 		}
 	}
+}
+
+// workqueueAt returns k's i-th workqueue, nil past the last.
+func (k *Kernel) workqueueAt(i int) *Workqueue {
+	k.workqueues.mu.Lock()
+	defer k.workqueues.mu.Unlock()
+	if i >= len(k.workqueues.list) {
+		return nil
+	}
+	return k.workqueues.list[i]
 }
 
 // WorkqueueTasks returns the kworker tasks of every workqueue of k (idle

@@ -16,7 +16,10 @@ import (
 // the kernel.
 func (s *System) DropCaches(t *kernel.Task, mode int) {
 	defer t.Trace("drop_caches_sysctl_handler")()
-	if mode&3 == 0 {
+	if mode&1 != 0 {
+		s.dropPagecache()
+	}
+	if mode&2 == 0 {
 		return
 	}
 	var inodes []*Inode
@@ -24,14 +27,6 @@ func (s *System) DropCaches(t *kernel.Task, mode int) {
 		if i := m.Root.Inode(); i != nil {
 			inodes = append(inodes, collectInodes(t, m.Root)...)
 		}
-	}
-	if mode&1 != 0 {
-		for _, inode := range inodes {
-			inode.Data.invalidatePages()
-		}
-	}
-	if mode&2 == 0 {
-		return
 	}
 	dcache.ShrinkDcacheSB(t, s.Dcache)
 	for _, inode := range inodes {

@@ -63,6 +63,73 @@ type AddressSpace struct {
 	// pages is i_pages: the cached folios by index (page-cache mappings
 	// only, see Readaheader).
 	pages map[uint64]*block.Folio
+	// scratch holds a read's folio batch and readahead control (the
+	// kernel's are on filemap_read's stack), reused under mu.
+	scratch *readScratch
+}
+
+// readScratch is what a read of a mapping keeps between calls: no read
+// runs beside another on one mapping (they hold its lock).
+type readScratch struct {
+	fb      folioBatch
+	rac     ReadaheadControl
+	localRA FileRAState
+}
+
+// pageCacheSet is a superblock's set of mappings with cached folios.
+type pageCacheSet struct {
+	mu sync.Mutex
+	m  map[*AddressSpace]struct{}
+}
+
+func (c *pageCacheSet) add(m *AddressSpace) {
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[*AddressSpace]struct{}{}
+	}
+	c.m[m] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *pageCacheSet) remove(m *AddressSpace) {
+	c.mu.Lock()
+	delete(c.m, m)
+	c.mu.Unlock()
+}
+
+// dropPagecacheSB is drop_pagecache_sb: invalidate_mapping_pages of every
+// mapping with cached folios. A mapping under read (its lock held) is
+// skipped, as the folios a read holds locked would be.
+func (c *pageCacheSet) dropPagecacheSB() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for m := range c.m {
+		if !m.mu.TryLock() {
+			continue
+		}
+		m.invalidatePagesLocked()
+		if len(m.pages) == 0 {
+			delete(c.m, m)
+		}
+		m.mu.Unlock()
+	}
+}
+
+// dropPagecache is iterate_supers(drop_pagecache_sb) over the mounted
+// superblocks.
+func (s *System) dropPagecache() {
+	s.mu.Lock()
+	root := s.rootMnt
+	mounts := s.mounts.Load()
+	s.mu.Unlock()
+	if root != nil {
+		root.SB.cached.dropPagecacheSB()
+	}
+	if mounts != nil {
+		for _, mnt := range *mounts {
+			mnt.SB.cached.dropPagecacheSB()
+		}
+	}
 }
 
 // Lock takes the mapping's lock, for a filesystem changing its block map
@@ -130,6 +197,9 @@ func (m *AddressSpace) addNewFolio(index uint64) *block.Folio {
 	if m.pages == nil {
 		m.pages = map[uint64]*block.Folio{}
 	}
+	if len(m.pages) == 0 {
+		m.Host.SB().cached.add(m)
+	}
 	m.pages[index] = f
 	return f
 }
@@ -187,12 +257,11 @@ func (m *AddressSpace) ioPages() int {
 	return blkDefMaxSectorsCap >> (block.PageShift - 9)
 }
 
-// invalidatePages is invalidate_mapping_pages over the whole mapping (the
-// page cache half of drop_caches): every clean unlocked folio leaves the
-// cache; folios under read (locked) stay. It returns how many left.
-func (m *AddressSpace) invalidatePages() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// invalidatePagesLocked is invalidate_mapping_pages over the whole
+// mapping (the page cache half of drop_caches): every clean unlocked
+// folio leaves the cache; folios under read (locked) stay. It returns how
+// many left. The caller holds the mapping's lock.
+func (m *AddressSpace) invalidatePagesLocked() int {
 	n := 0
 	for idx, f := range m.pages {
 		if !f.TryLock() {
@@ -224,7 +293,10 @@ func (m *AddressSpace) truncatePagesLocked(from uint64) {
 // cache is emptied as it is evicted.
 func (m *AddressSpace) TruncateInodePagesFinal() {
 	m.mu.Lock()
-	m.truncatePagesLocked(0)
+	if len(m.pages) > 0 {
+		m.truncatePagesLocked(0)
+		m.Host.SB().cached.remove(m)
+	}
 	m.mu.Unlock()
 }
 
@@ -485,8 +557,9 @@ func filemapGetPages(t *kernel.Task, file *File, ra *FileRAState, m *AddressSpac
 	for {
 		m.filemapGetReadBatch(index, lastIndex-1, fb)
 		if fb.nr == 0 {
-			rac := ReadaheadControl{File: file, Mapping: m, RA: ra, index: index}
-			pageCacheSyncRA(t, &rac, lastIndex-index)
+			rac := &m.scratch.rac
+			*rac = ReadaheadControl{File: file, Mapping: m, RA: ra, index: index}
+			pageCacheSyncRA(t, rac, lastIndex-index)
 			m.filemapGetReadBatch(index, lastIndex-1, fb)
 		}
 		if fb.nr == 0 {
@@ -494,8 +567,9 @@ func filemapGetPages(t *kernel.Task, file *File, ra *FileRAState, m *AddressSpac
 		}
 		f := fb.folios[fb.nr-1]
 		if f.TestReadahead() {
-			rac := ReadaheadControl{File: file, Mapping: m, RA: ra, index: f.Index}
-			pageCacheAsyncRA(t, &rac, f, lastIndex-f.Index)
+			rac := &m.scratch.rac
+			*rac = ReadaheadControl{File: file, Mapping: m, RA: ra, index: f.Index}
+			pageCacheAsyncRA(t, rac, f, lastIndex-f.Index)
 		}
 		if f.TestUptodate() {
 			return nil
@@ -527,15 +601,20 @@ func filemapReadCached(t *kernel.Task, file *File, m *AddressSpace, buf []byte, 
 	buf = buf[:min(int64(len(buf)), inode.SB().MaxBytes()-*pos)]
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var localRA FileRAState
-	ra := &localRA
+	if m.scratch == nil {
+		m.scratch = new(readScratch)
+	}
+	sc := m.scratch
+	ra := &sc.localRA
 	if file != nil {
 		ra = &file.ra
+	} else {
+		*ra = FileRAState{}
 	}
 	if !ra.ok {
 		fileRAStateInit(ra, m)
 	}
-	var fb folioBatch
+	fb := &sc.fb
 	done := 0
 	lastPos := ra.PrevPos
 	var err error
@@ -544,7 +623,7 @@ func filemapReadCached(t *kernel.Task, file *File, m *AddressSpace, buf []byte, 
 			break
 		}
 		fb.nr = 0
-		if err = filemapGetPages(t, file, ra, m, *pos, len(buf)-done, &fb); err != nil {
+		if err = filemapGetPages(t, file, ra, m, *pos, len(buf)-done, fb); err != nil {
 			break
 		}
 		isize := inode.Size()

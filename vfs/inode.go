@@ -63,7 +63,7 @@ type Inode struct {
 	// kernel's vfs_inode, or i_private).
 	Private any
 	// Pad to a multiple of the cache line.
-	_ [40]byte
+	_ [32]byte
 }
 
 // NewInode allocates an inode of sb (new_inode): mode is the file type and

@@ -88,6 +88,9 @@ type SuperBlock struct {
 	renameMutex sync.Mutex
 	nextIno     atomic.Uint64
 	dev         uint64
+	// cached is the set of the superblock's mappings that hold page-cache
+	// folios (the s_inodes that drop_pagecache_sb finds with pages).
+	cached pageCacheSet
 }
 
 // Dev is s_dev.
