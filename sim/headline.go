@@ -32,6 +32,10 @@ type Headline struct {
 	SeedRatios map[string]float64
 	// Seed is the seed's figure in words (machine, workload, numbers).
 	Seed string
+	// Explain, when set, says from a run's measurements (their event
+	// counts and speeds) why the variants come out in the order they do;
+	// the report prints it beside the seed's figures (ReportRow.Explain).
+	Explain func(g *Group) string
 
 	workload *Workload
 }
@@ -115,6 +119,9 @@ type ReportRow struct {
 	// Command is the vfslab ab command line that measures the row, set by
 	// the caller that knows how it ran.
 	Command string `json:"command"`
+	// Explain is the headline's explanation of the order of its variants
+	// in this run (Headline.Explain), the same on every row of a group.
+	Explain string `json:"explain,omitempty"`
 }
 
 // Run runs h's workload on every variant of h's patch, with seed 1 and the
@@ -139,11 +146,15 @@ func (h *Headline) Rows(rep *Report, slubDebug bool) []ReportRow {
 	for _, g := range rep.Groups {
 		base := g.Measurements[0]
 		bst := base.Stats(nil)
+		explain := ""
+		if h.Explain != nil {
+			explain = h.Explain(g)
+		}
 		for _, m := range g.Measurements[1:] {
 			st := m.Stats(base)
 			row := ReportRow{Patch: h.Patch.ID, Workload: h.workload.Name, SlubDebug: slubDebug, Threads: g.Threads,
 				Variant: m.Variant, Metric: h.Metric, Seed: h.Seed, Kmallocs: m.Kmallocs, BaseKmalloc: base.Kmallocs,
-				Bugs: len(m.Bugs), Params: paramString(rep.Params), Runs: len(m.NsPerOp)}
+				Bugs: len(m.Bugs), Params: paramString(rep.Params), Runs: len(m.NsPerOp), Explain: explain}
 			if h.Metric == MetricMB {
 				row.Base, row.Value = bst.MBPerSec.Median, st.MBPerSec.Median
 			} else {

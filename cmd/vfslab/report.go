@@ -289,6 +289,9 @@ func writeReportText(w io.Writer, rows []sim.ReportRow, slubDebug bool) {
 		if !seen[r.Patch] {
 			seen[r.Patch] = true
 			fmt.Fprintf(w, "%s: here %s (%s); seed: %s\n", r.Patch, r.Workload, r.Params, r.Seed)
+			if r.Explain != "" {
+				fmt.Fprintf(w, "  why this order: %s\n", r.Explain)
+			}
 		}
 	}
 	seen = map[string]bool{}
