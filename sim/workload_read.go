@@ -56,7 +56,7 @@ var _ = Register(&Workload{
 	Exercises: []*patch.Patch{fscrypt.FnameOnstackPatch},
 	Setup:     setupRead,
 	Headlines: []*Headline{{
-		Patch:      fscrypt.CryptoBioPatch,
+		Patch: fscrypt.CryptoBioPatch,
 		// The seed's kernel kmalloc'd each data unit's request.
 		Params:     map[string]string{"mib": "64", "requests": "base"},
 		Metric:     MetricMB,
