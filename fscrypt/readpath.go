@@ -346,11 +346,15 @@ func ReadWorkqueue(k *kernel.Kernel) *kernel.Workqueue {
 // context of the bio's completion (t: the loop worker of the seed's
 // loop device). t counts fscrypt_decrypt_work for a queued work.
 func EnqueueDecryptWork(t *kernel.Task, w *kernel.Work) {
-	switch cryptoBio.Of(t.K.Patches()) {
+	switch v := cryptoBio.Of(t.K.Patches()); v {
 	case BioWorkqueue:
+		defer t.Trace("fscrypt_enqueue_decrypt_work")()
 		t.Inc(EvDecryptWork)
 		ReadWorkqueue(t.K).QueueWork(t, w)
 	case BioInline, BioChain, BioWhole:
+		if t.Tracing() {
+			t.TraceNote("crypto-bio=%s: no decrypt workqueue; the post-read work runs in the bio's completion", CryptoBioPatch.Variants[v].Name)
+		}
 		w.Func.RunWork(t, w)
 	}
 }

@@ -549,13 +549,29 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 		call := &traceCall{cleanup: func() { p.Close(t, fd) }}
 		if args[0] == "read" {
 			call.desc = fmt.Sprintf("read(%d, buf, %d)", fd, n)
+			f, _ := p.File(fd)
+			_, readahead := f.Inode().Data.Ops.(vfs.Readaheader)
 			call.run = func() string {
-				t.TraceNote("read: the generic path (->read_iter), not fscrypt_decrypt_bio; readbio takes the bio path")
+				if !readahead {
+					t.TraceNote("read: the generic path (->read_folio per page), not fscrypt_decrypt_bio; readbio takes the bio path")
+				}
 				k, err := p.Read(t, fd, buf)
+				// The bio's completion work may still run on a
+				// kworker (the workqueue variant): let it finish.
+				m.k.FlushWorkqueues()
 				if err != nil {
 					return result(0, err)
 				}
 				return fmt.Sprintf("%d %q", k, buf[:k])
+			}
+			call.tasks = func() []kernel.TraceTask {
+				var ts []kernel.TraceTask
+				for _, w := range m.k.WorkqueueTasks() {
+					if w.Tracer != nil {
+						ts = append(ts, kernel.TraceTask{Comm: w.Comm, PID: w.PID, Tracer: w.Tracer})
+					}
+				}
+				return ts
 			}
 		} else {
 			call.desc = fmt.Sprintf("getdents64(%d, buf, %d)", fd, n)
