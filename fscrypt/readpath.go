@@ -42,6 +42,12 @@ type ReadPathOptions struct {
 // fscrypt_decrypt_bio through fscrypt_enqueue_decrypt_work), or directly in
 // the completion context (inline, chain and bio, as in seed 003's
 // experiments, which removed the workqueue first).
+//
+// ReadPath is the read side without a filesystem, kept for the
+// crypto-level benchmarks (BenchmarkReadPath), vfslab draw and vfslab
+// trace readbio. Seed 003's experiment itself, sim's read workload, reads
+// through the VFS instead: filemap_read, readahead, ext4's bios over a
+// loop device, and EnqueueDecryptWork below.
 type ReadPath struct {
 	inode Inode
 	// first is the page index of Disk[0] in the file.
