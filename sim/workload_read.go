@@ -215,6 +215,10 @@ func (in *readInst) Close() error {
 	}
 	if in.setup != nil {
 		in.setup.K.FlushWorkqueues()
+		if in.sys != nil {
+			// The cached folios go back to the page allocator.
+			in.sys.DropCaches(in.setup, 1)
+		}
 		in.setup.Exit()
 	}
 	return nil
