@@ -37,6 +37,23 @@ import (
 // the pages that came back wrong (read_corrupt_pages per operation: every
 // page in the counting run, two per user buffer in the timed runs).
 
+// What decides the order of the four variants in the model (pprof of
+// BenchmarkReadWorkload, whose cpu-ns/op is the process's CPU time per
+// operation, and the events of a counting run): every variant does the
+// same readahead, bios, loop-worker copies and copy_to_user, and the
+// same AES-XTS work on every data unit; the copies (the loop worker's
+// from the backing store and copy_to_user: twice the file) are the
+// largest share of an operation, the cipher the next. What differs is
+// what seed 003 changed: the requests (one per 4 KiB data unit, each
+// allocated, set up, walked and freed, against one per bio for bio), the
+// allocations chain adds, and where decryption runs (a kworker hop per
+// bio for workqueue, the loop worker otherwise). A hop costs little CPU;
+// it buys parallelism only where idle CPUs are (decryption of one bio
+// beside the loop worker's copy of the next), so on a machine without
+// idle CPUs workqueue and inline tie and the number of requests sets the
+// order: bio first. explainRead computes the same comparison from each
+// run's own figures.
+
 // EvReadCorruptPages counts the pages a read workload operation found
 // different from what was written.
 var EvReadCorruptPages = events.Register("read_corrupt_pages", "pages the read workload read back different from what it wrote (the counting run checks every page)")
