@@ -22,7 +22,7 @@ import (
 // With the default read_ahead_kb (128) a read(2) of at most 128 KiB reads
 // ahead in 128 KiB windows, so ext4 submits bios of 32 folios; a larger
 // read(2) widens the window to the request, up to the device's io_pages
-// (320 pages on a loop device), so cat's 256 KiB reads (coreutils >= 9.1)
+// (320 pages on a loop device), so cat's 256 KiB reads (coreutils' IO_BUFSIZE since 2024)
 // make the 256 KiB bios seed 003 reports, and dd bs=1M makes 1 MiB ones
 // (BIO_MAX_VECS = 256 folios). Blocks are pages in the model
 // (blocks_per_page is 1), so the per-block map of a folio and the

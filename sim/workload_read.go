@@ -25,9 +25,11 @@ import (
 // (vfs.BlockDevice.LoopSetup: the loop worker copies each bio from the
 // backing store in a task of its own, as drivers/block/loop.c does over a
 // tmpfs file). An operation reads the file from the start with read(2)
-// in bs-KiB user buffers (default 256 KiB: cat's buffer since coreutils
-// 9.1) after drop_caches 1, so that every page is read cold, as most of an
-// 8 GB file is on the seed's machine: filemap_read -> readahead ->
+// in bs-KiB user buffers (default 256 KiB: cat's buffer, coreutils'
+// IO_BUFSIZE, 256 KiB since 2024 and 128 KiB before; with it the
+// readahead windows, and so the bios, are the 256 KiB seed 003 reports)
+// after drop_caches 1, so that every page is read cold, as most of an 8 GB
+// file is on the seed's machine: filemap_read -> readahead ->
 // ext4_mpage_readpages -> submit_bio -> the loop worker -> mpage_end_io ->
 // fscrypt (on the fscrypt_read_queue workqueue or, in the variants that
 // removed it, in the loop worker) -> folio_end_read -> copy_page_to_iter.
