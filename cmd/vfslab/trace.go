@@ -49,7 +49,13 @@ Syscalls:
   stat PATH | lstat PATH
   read PATH [N]            open (untraced), read N bytes (default 64,
                            0..1048576), close: the filesystem's ->read_iter
-                           (memfs decrypts the page in place; no bio)
+                           (memfs and f2fs read each page with ->read_folio,
+                           decrypting it in place; ext4 reads through the
+                           page cache: filemap_read, readahead, its bios
+                           and their completion, the decryption where the
+                           crypto-bio variant runs it; with --loop the bios
+                           go to the loop device's worker; the kworkers'
+                           trees follow)
   readbio PATH             an encrypted file's first page read the way
                            ext4 and f2fs read it: a bio submitted, completed
                            by the block device task, decrypted by
@@ -74,6 +80,7 @@ without durations, and prints a unified diff of the two trees, e.g.
   vfslab trace --cold --diff base fscrypt-fname-onstack=v2 stat /secret/note
   vfslab trace --cold --diff base fscrypt-v1-kdf=aeslib open /v1secret/note
   vfslab trace --diff crypto-bio=workqueue crypto-bio=bio readbio /secret/note
+  vfslab trace --fs ext4 --loop --cold --diff crypto-bio=workqueue crypto-bio=bio read /secret/note
 
 Flags may come before or after the syscall; put DATA that starts with '-'
 after '--'.`
@@ -94,10 +101,32 @@ func traceFsByName(name string) (func(*kernel.Task, vfs.Config) (*vfs.System, *v
 	}, true
 }
 
+// traceLoopBoot is traceFsByName's boot for --loop: the new filesystem's
+// device is set up as loop device 0 before the mount (LoopSetup), so that
+// its bios are served by the loop worker.
+func traceLoopBoot(name string) (func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), bool) {
+	fst, err := vfs.GetFsType(name)
+	if err != nil || !fst.RequiresDev {
+		return nil, false
+	}
+	return func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) {
+		var args []string
+		if fst.FeatureArgs != nil {
+			args = fst.FeatureArgs(vfs.Features{Encrypt: true})
+		}
+		opts, err := vfs.FormatNew(t, fst, args, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Device.LoopSetup(t.K, 0)
+		return vfs.Boot(t, cfg, fst, opts)
+	}, true
+}
+
 // traceFlags are the flags of `vfslab trace`.
 type traceFlags struct {
 	patches, fsType, format, clock, diff string
-	cold, noKey, times, show             bool
+	cold, noKey, times, show, loop       bool
 }
 
 func newTraceCmd() *cobra.Command {
@@ -131,6 +160,7 @@ func newTraceCmd() *cobra.Command {
 	fs.MarkHidden("nokey")
 	boolFlagNo(fs, &f.times, "times", true, "print each function's duration")
 	fs.BoolVar(&f.show, "events", false, "print the events the syscall counted")
+	fs.BoolVar(&f.loop, "loop", false, "put the filesystem on a loop device over memory (losetup of a tmpfs file, as seed 003's experiment): its bios go to the loop worker, whose tree the trace prints (a filesystem on a block device: ext4, f2fs)")
 	fs.StringVar(&f.diff, "diff", "", "--diff A B: trace the syscall under variant sets A and B (each id=variant,... over --patches, or base) and print a unified diff of the two trees on the modelled clock; B is the first argument after the flags")
 	return cmd
 }
@@ -152,6 +182,11 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	boot, ok := traceFsByName(f.fsType)
 	if !ok {
 		return usagef("--fs %q: want one of %s", f.fsType, strings.Join(vfs.FilesystemNames(), ", "))
+	}
+	if f.loop {
+		if boot, ok = traceLoopBoot(f.fsType); !ok {
+			return usagef("--loop: --fs %s has no block device to put on a loop device", f.fsType)
+		}
 	}
 	if f.diff != "" {
 		return runTraceDiff(cmd, f, set, boot, args)
