@@ -67,9 +67,11 @@
 //   - CryptoWait holds no mutex or channel (sleepers use package-level wait
 //     queues), so a wait object declared beside an on-stack request stays
 //     on the stack too;
-//   - the asynchronous engine is reachable only from heap requests; an
-//     on-stack request meeting an asynchronous algorithm gets EAGAIN, and
-//     the caller clones it (the seed 003 protocol);
+//   - the asynchronous engine is reachable from heap requests, and from
+//     seed 000's unmarked Linux 6.6 declaration through a pooled heap
+//     shadow (SkcipherRequestOnStack384); a request its declaration
+//     marks CRYPTO_TFM_REQ_ON_STACK gets EAGAIN from an asynchronous
+//     algorithm, and the caller clones it (the seed 003 protocol);
 //   - algorithms registered through the SkcipherImpl interface are called
 //     on heap copies, so that path allocates but leaks nothing.
 //

@@ -49,6 +49,16 @@ type EngineConfig struct {
 	// Latency is added to each request's processing, to model the
 	// device's round trip. Default 0.
 	Latency time.Duration
+	// MapsIV makes the driver DMA-map req->iv itself, where drivers
+	// usually copy it into their request context (callers keep their IV
+	// on the stack: every fscrypt caller does). See dma_debug.go.
+	MapsIV bool
+	// DMADebugOff is the dma_debug=off boot parameter: the DMA-API debug
+	// checks (on by default, CONFIG_DMA_API_DEBUG) are skipped.
+	DMADebugOff bool
+	// DMADebugAllErrors is /sys/kernel/debug/dma-api/all_errors = 1: every
+	// DMA-API error is a warning, not only the first.
+	DMADebugAllErrors bool
 }
 
 // Engine is a modelled asynchronous hardware engine in the manner of
@@ -64,8 +74,16 @@ type EngineConfig struct {
 // a worker dequeues a request while the backlog is not empty, the first
 // backlogged request moves into the queue proper and gets an EINPROGRESS
 // notification through its completion before the dequeued request is
-// processed. An on-stack request is refused with EAGAIN (see
-// SkcipherRequestClone).
+// processed. A request marked CRYPTO_TFM_REQ_ON_STACK (by the on-stack
+// declarations of kernels after Linux 6.15) is refused with EAGAIN (see
+// SkcipherRequestClone); an unmarked one on the stack (seed 000's 6.6
+// declaration, SkcipherRequestOnStack384) is queued like any other.
+//
+// The driver DMA-maps each request it accepts, under the DMA-API debug
+// checks (dma_debug.go): a request, or with MapsIV an IV, on the
+// submitter's stack is reported as CONFIG_DMA_API_DEBUG reports it, a
+// kernel warning "DMA-API: <driver> <device>: device driver maps memory
+// from stack [addr=...]", and the request goes on.
 //
 // The engine computes with a synchronous software fallback tfm per engine
 // tfm (the NEED_FALLBACK pattern of hardware drivers). Each worker runs as
@@ -75,6 +93,8 @@ type Engine struct {
 	api  *API
 	cfg  EngineConfig
 	algs []*Alg
+
+	dma dmaDebug
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -138,6 +158,7 @@ func (api *API) RegisterEngine(t *kernel.Task, cfg EngineConfig) (*Engine, error
 		return nil, errno.EINVAL
 	}
 	e := &Engine{api: api, cfg: cfg, backlog: -1}
+	e.dma.init(&e.cfg)
 	e.cond = sync.NewCond(&e.mu)
 	for _, name := range cfg.Algorithms {
 		typ, mask := skcipherTypeMask(0, CRYPTO_ALG_ASYNC)
@@ -191,13 +212,15 @@ func (e *Engine) Algs() []*Alg { return append([]*Alg(nil), e.algs...) }
 // Config returns the engine's configuration with defaults filled in.
 func (e *Engine) Config() EngineConfig { return e.cfg }
 
-// enqueue is the driver's encrypt/decrypt: crypto_transfer_request_to_engine
+// enqueue is the driver's encrypt/decrypt: the DMA mappings of the
+// request (with their debug checks), then crypto_transfer_request_to_engine
 // with crypto_enqueue_request's rules.
 func (e *Engine) enqueue(t *kernel.Task, req *SkcipherRequest, enc bool) error {
 	if req.h.flags&CRYPTO_TFM_REQ_ON_STACK != 0 {
 		t.Inc(EvAsyncEAGAIN)
 		return errno.EAGAIN
 	}
+	e.dmaMapRequest(t, req)
 	e.mu.Lock()
 	if e.stopping {
 		e.mu.Unlock()

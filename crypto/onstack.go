@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/crypto/aes"
@@ -26,7 +27,14 @@ type stackReq struct {
 	bio      *block.Bio
 	cryptlen int
 	flags    uint32
-	ivLen    int
+	// mark is the flag the declaration puts on the request:
+	// CRYPTO_TFM_REQ_ON_STACK in kernels that have it, 0 for seed 000's
+	// Linux 6.6 macro, which marks nothing.
+	mark  uint32
+	ivLen int
+	// callback is whether skcipher_request_set_callback was given a
+	// completion (which the request does not keep; see SetCallback).
+	callback bool
 	nsrc     int
 	ndst     int
 	bad      bool // a table longer than maxStackSG or an IV longer than maxIVSize was set
@@ -35,16 +43,18 @@ type stackReq struct {
 	dst      [maxStackSG]Scatterlist
 }
 
-// init binds the request to tfm and resets what the setters fill in. The
-// IV and entry arrays are not cleared: ivLen, nsrc and ndst say how much of
+// init binds the request to tfm and resets what the setters fill in; mark
+// is the flag the declaration sets (CRYPTO_TFM_REQ_ON_STACK or 0). The IV
+// and entry arrays are not cleared: ivLen, nsrc and ndst say how much of
 // them is valid (and the declaration zeroed them).
-func (s *stackReq) init(tfm *Skcipher) {
-	s.tfm, s.bio, s.cryptlen, s.flags = tfm, nil, 0, CRYPTO_TFM_REQ_ON_STACK
-	s.ivLen, s.nsrc, s.ndst, s.bad = 0, 0, 0, false
+func (s *stackReq) init(tfm *Skcipher, mark uint32) {
+	s.tfm, s.bio, s.cryptlen, s.flags, s.mark = tfm, nil, 0, mark, mark
+	s.ivLen, s.nsrc, s.ndst, s.bad, s.callback = 0, 0, 0, false, false
 }
 
-func (s *stackReq) setCallback(flags uint32) {
-	s.flags = flags | CRYPTO_TFM_REQ_ON_STACK
+func (s *stackReq) setCallback(flags uint32, hasCallback bool) {
+	s.flags = flags | s.mark
+	s.callback = hasCallback
 }
 
 // setIV copies the IV in; the IV sizes of the model's algorithms (16 and
@@ -125,17 +135,22 @@ func (s *stackReq) cryptSlow(t *kernel.Task, ctxSize int, enc bool) error {
 	if tfm == nil {
 		return errno.EINVAL
 	}
-	if tfm.kind == kindEngine {
+	if tfm.kind == kindEngine && s.flags&CRYPTO_TFM_REQ_ON_STACK != 0 {
 		return s.refuseAsync(t, enc)
 	}
 	if tfm.reqsize > ctxSize {
 		stackOverflow(tfm.reqsize, ctxSize)
 	}
+	if tfm.kind == kindEngine {
+		return s.submitAsync(t, enc)
+	}
 	return cryptReq(t, tfm, s.flags, s.bio, s.cryptlen, s.iv[:s.ivLen], s.src[:s.nsrc], s.dst[:s.ndst], enc, true)
 }
 
-// refuseAsync is an asynchronous tfm's answer to an on-stack request:
-// counted, then ENOKEY without a key, else EAGAIN (the caller clones it).
+// refuseAsync is an asynchronous tfm's answer to a request marked
+// CRYPTO_TFM_REQ_ON_STACK (the rule of Linux 6.15's HASH_REQUEST_ON_STACK
+// and of the seed 003 branch): counted, then ENOKEY without a key, else
+// EAGAIN (the caller clones it).
 func (s *stackReq) refuseAsync(t *kernel.Task, enc bool) error {
 	countRequest(t, s.flags, s.cryptlen, s.bio, enc)
 	if s.tfm.flags&CRYPTO_TFM_NEED_KEY != 0 {
@@ -144,6 +159,51 @@ func (s *stackReq) refuseAsync(t *kernel.Task, enc bool) error {
 	t.Inc(EvAsyncEAGAIN)
 	return errno.EAGAIN
 }
+
+// submitAsync hands an unmarked on-stack request (seed 000's 6.6
+// declaration) to an asynchronous driver, as Linux 6.6's
+// crypto_skcipher_encrypt does: through a heap shadow that carries copies
+// of the request's fields and the mark that its memory is the caller's
+// stack (stackMem), submitted like a heap request. With a completion set,
+// the caller's wait is done here (see SkcipherRequestOnStack384) and the IV
+// the driver leaves is copied back; without one the result is what the
+// driver returned (EINPROGRESS for a queued request, whose completion the
+// driver then finds missing).
+func (s *stackReq) submitAsync(t *kernel.Task, enc bool) error {
+	sh := reqPool.Get().(*SkcipherRequest)
+	sh.stackMem, sh.ivOnStack = true, true
+	sh.h.tfm, sh.h.cryptlen, sh.h.flags, sh.h.bio = s.tfm, s.cryptlen, s.flags, s.bio
+	sh.ivCopy = s.iv
+	sh.h.iv = sh.ivCopy[:s.ivLen]
+	switch {
+	case s.nsrc == 1 && s.ndst == 1:
+		sh.sgOne[0], sh.sgOne[1] = s.src[0], s.dst[0]
+		sh.h.src, sh.h.dst = sh.sgOne[0:1], sh.sgOne[1:2]
+	case s.nsrc+s.ndst > 0:
+		sh.sgCopy = make([]Scatterlist, s.nsrc+s.ndst)
+		copy(sh.sgCopy, s.src[:s.nsrc])
+		copy(sh.sgCopy[s.nsrc:], s.dst[:s.ndst])
+		sh.h.src, sh.h.dst = sh.sgCopy[:s.nsrc:s.nsrc], sh.sgCopy[s.nsrc:]
+	}
+	if !s.callback {
+		// Nobody waits: the shadow belongs to the driver from now on.
+		return sh.crypt(t, enc)
+	}
+	w := asyncWaitPool.Get().(*CryptoWait)
+	sh.h.complete, sh.h.data = CryptoReqDone, w
+	err := CryptoWaitReq(t, sh.crypt(t, enc), w)
+	// The request has completed, or was never queued: the driver holds
+	// neither the shadow nor the wait any more.
+	s.iv = sh.ivCopy
+	*sh = SkcipherRequest{}
+	reqPool.Put(sh)
+	asyncWaitPool.Put(w)
+	return err
+}
+
+// asyncWaitPool holds the crypto_waits submitAsync waits on (the caller's
+// DECLARE_CRYPTO_WAIT in the kernel).
+var asyncWaitPool = sync.Pool{New: func() any { return new(CryptoWait) }}
 
 func (s *stackReq) string(size int) string {
 	h := reqHeader{tfm: s.tfm, cryptlen: s.cryptlen, iv: s.iv[:s.ivLen],
@@ -185,17 +245,16 @@ type SyncSkcipherRequestOnStack struct {
 // Init is the macro's declaration plus skcipher_request_set_sync_tfm: the
 // request is reset and bound to tfm. It counts one on-stack request.
 func (r *SyncSkcipherRequestOnStack) Init(t *kernel.Task, tfm *SyncSkcipher) {
-	r.s.init(&tfm.Skcipher)
+	r.s.init(&tfm.Skcipher, CRYPTO_TFM_REQ_ON_STACK)
 	t.Inc(EvReqOnStack)
 }
 
 // SetCallback is skcipher_request_set_callback. The flags are kept; the
-// completion and its data are not: an on-stack request never completes
-// asynchronously (an asynchronous driver refuses it with EAGAIN), so they
-// would never be called, and keeping them would move the caller's wait
-// object to the heap.
+// completion and its data are not: a sync tfm is never asynchronous, so
+// they would never be called, and keeping them would move the caller's
+// wait object to the heap.
 func (r *SyncSkcipherRequestOnStack) SetCallback(flags uint32, fn CompletionFunc, data any) {
-	r.s.setCallback(flags)
+	r.s.setCallback(flags, fn != nil)
 }
 
 // SetCrypt is skcipher_request_set_crypt; the IV bytes and the scatterlist
@@ -252,21 +311,59 @@ func (r *SyncSkcipherRequestOnStack) String() string {
 // "KASAN: stack-out-of-bounds" BUG (a panic with a *kernel.Bug that
 // kernel.Task.Recover turns into a report).
 //
-// An asynchronous algorithm refuses an on-stack request with EAGAIN, the
-// protocol of HASH_REQUEST_ON_STACK (Linux 6.15) and of the seed 003
-// branch: the caller clones it with SkcipherRequestClone and submits the
-// clone. Seed 003's SKCIPHER_REQUEST_ON_STACK(req, tfm, sizeof(bio))
-// reserves MAX_SYNC_SKCIPHER_REQSIZE plus the extra bytes; its type is
-// SkcipherBioRequestOnStack. Like SyncSkcipherRequestOnStack it copies the
-// IV and scatterlist entries in and stays on the stack.
+// What an asynchronous algorithm does with it depends on the kernel the
+// declaration belongs to. Seed 003's SKCIPHER_REQUEST_ON_STACK(req, tfm,
+// sizeof(bio)) (type SkcipherBioRequestOnStack: MAX_SYNC_SKCIPHER_REQSIZE
+// plus the extra bytes) is of a kernel after Linux 6.15: the declaration
+// marks the request CRYPTO_TFM_REQ_ON_STACK and an asynchronous algorithm
+// refuses it with EAGAIN, the protocol of HASH_REQUEST_ON_STACK; the
+// caller clones it with SkcipherRequestClone and submits the clone. Seed
+// 000's declaration (SkcipherRequestOnStack384) is of Linux 6.6, which has
+// no such flag: see that type. Like SyncSkcipherRequestOnStack it copies
+// the IV and scatterlist entries in and stays on the stack, except on the
+// way to an asynchronous driver that accepts it.
 type SkcipherRequestOnStack[C any] struct {
 	s   stackReq
 	ctx C
 }
 
 // SkcipherRequestOnStack384 is the seed 000 declaration
-// SKCIPHER_REQUEST_ON_STACK(req, tfm, MAX_SKCIPHER_REQSIZE).
-type SkcipherRequestOnStack384 = SkcipherRequestOnStack[[MaxSkcipherReqSize]byte]
+// SKCIPHER_REQUEST_ON_STACK(req, tfm, MAX_SKCIPHER_REQSIZE), with the macro
+// the posting adds to the include/crypto/skcipher.h of Linux 6.6, where the
+// author ran it: a char array of sizeof(struct skcipher_request) + 384
+// bytes, CRYPTO_MINALIGN_ATTR, whose base.tfm is set, cast to a request
+// pointer. Nothing marks the request as being on the stack, and 6.6's
+// crypto_skcipher_encrypt calls the algorithm's encrypt on whatever request
+// it is given. So an asynchronous driver whose reqsize fits queues it, like
+// a heap request, and completes it later from its own context while the
+// caller sleeps in crypto_wait_req: the driver is handed stack memory, and
+// one that DMA-maps its request context maps the caller's stack (reported
+// by the DMA-API debug check, see EngineConfig). A reqsize larger than 384
+// is a write past the declaration (the model's KASAN stack-out-of-bounds
+// report), which the posting's BUG_ON stops first.
+//
+// The model runs such a request at the engine through a heap shadow (a
+// pooled SkcipherRequest that carries the request's fields and the mark
+// that its memory is the caller's stack) and, since the request does not
+// keep its completion, does the caller's wait itself: Encrypt and Decrypt
+// return the request's result once the engine has completed it (counting
+// the crypto_wait_sleep the caller's crypto_wait_req would), or EINPROGRESS
+// when the caller set no completion. Only this path allocates; the
+// synchronous path is unchanged.
+type SkcipherRequestOnStack384 struct {
+	SkcipherRequestOnStack[[MaxSkcipherReqSize]byte]
+}
+
+// Init is the 6.6 macro's declaration: the request is reset and bound to
+// tfm, and not marked CRYPTO_TFM_REQ_ON_STACK. It counts one on-stack
+// request.
+func (r *SkcipherRequestOnStack384) Init(t *kernel.Task, tfm *Skcipher) {
+	r.s.init(tfm, 0)
+	t.Inc(EvReqOnStack)
+}
+
+// Zero is skcipher_request_zero.
+func (r *SkcipherRequestOnStack384) Zero() { *r = SkcipherRequestOnStack384{} }
 
 // SkcipherBioRequestOnStack is seed 003's
 // SKCIPHER_REQUEST_ON_STACK(req, tfm, sizeof(bio)): MAX_SYNC_SKCIPHER_REQSIZE
@@ -276,7 +373,7 @@ type SkcipherBioRequestOnStack = SkcipherRequestOnStack[[MaxSyncSkcipherReqSize 
 // Init binds the request to tfm (the macro sets base.tfm) and resets it. It
 // counts one on-stack request.
 func (r *SkcipherRequestOnStack[C]) Init(t *kernel.Task, tfm *Skcipher) {
-	r.s.init(tfm)
+	r.s.init(tfm, CRYPTO_TFM_REQ_ON_STACK)
 	t.Inc(EvReqOnStack)
 }
 
@@ -287,9 +384,11 @@ func (r *SkcipherRequestOnStack[C]) Fits() bool {
 }
 
 // SetCallback is skcipher_request_set_callback; as for
-// SyncSkcipherRequestOnStack only the flags are kept.
+// SyncSkcipherRequestOnStack only the flags are kept (and whether a
+// completion was given: see SkcipherRequestOnStack384 for the one case in
+// which it matters).
 func (r *SkcipherRequestOnStack[C]) SetCallback(flags uint32, fn CompletionFunc, data any) {
-	r.s.setCallback(flags)
+	r.s.setCallback(flags, fn != nil)
 }
 
 // SetCrypt is skcipher_request_set_crypt; the IV and scatterlist entries are

@@ -92,6 +92,13 @@ type SkcipherRequest struct {
 	isClone bool
 	// sgOne holds the src and dst entries of SetCryptOne.
 	sgOne [2]Scatterlist
+	// stackMem and ivOnStack say where the kernel's memory is, for the
+	// DMA-API debug check of a driver that maps it (dma_debug.go):
+	// stackMem, the request itself is in the caller's frame (the shadow
+	// of an on-stack request a 6.6 driver accepted); ivOnStack, req->iv
+	// points into the caller's frame (SetCryptOne, whose callers keep
+	// their union fscrypt_iv on the stack, and on-stack requests).
+	stackMem, ivOnStack bool
 }
 
 // maxIVSize is the largest IV of the modelled algorithms (Adiantum and
@@ -175,6 +182,7 @@ func (req *SkcipherRequest) SetCallback(flags uint32, fn CompletionFunc, data an
 // bytes; the driver may update it, as CBC does).
 func (req *SkcipherRequest) SetCrypt(src, dst []Scatterlist, cryptlen int, iv []byte) {
 	req.h.setCrypt(src, dst, cryptlen, iv)
+	req.ivOnStack = false
 }
 
 // SetCryptOne is sg_init_one on src and on dst followed by
@@ -191,6 +199,7 @@ func (req *SkcipherRequest) SetCryptOne(src, dst, iv []byte) {
 	SgInitOne(&req.sgOne[1], dst)
 	n := copy(req.ivCopy[:], iv)
 	req.h.setCrypt(req.sgOne[0:1], req.sgOne[1:2], len(src), req.ivCopy[:n])
+	req.ivOnStack = true
 }
 
 // IV returns the request's IV (req->iv) as the driver left it.
@@ -203,6 +212,7 @@ func (req *SkcipherRequest) IV() []byte { return req.h.iv }
 // after each data unit; req->iv is left past the last unit.
 func (req *SkcipherRequest) SetBio(bio *block.Bio, duBits uint, iv []byte) {
 	req.h.setBio(bio, duBits, iv)
+	req.ivOnStack = false
 }
 
 // Flags returns the request flags (skcipher_request_flags).

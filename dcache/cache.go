@@ -328,7 +328,7 @@ func (c *Cache[I]) checkRCUSlow(t *kernel.Task, d *Dentry[I], what string) {
 	if t != nil && !t.RCU.Held() {
 		t.WarnOn(true, "suspicious RCU usage: "+what+" read outside rcu_read_lock")
 	}
-	if d.poison.Load() == 0 {
+	if !d.Poisoned() {
 		return
 	}
 	c.uaf.Add(1)

@@ -641,8 +641,9 @@ func (c *Cache[I]) dentryKill(t *kernel.Task, d *Dentry[I]) *Dentry[I] {
 }
 
 // dentryFree is dentry_free: release the external name if this was its
-// last user and free the dentry after an RCU grace period (call_rcu); the
-// callback poisons it. The allocation is accounted as freed now, by the
+// last user and free the dentry after an RCU grace period (call_rcu on
+// its embedded rcu_head: no allocation); the dentry is poisoned once the
+// grace period has ended. The allocation is accounted as freed now, by the
 // task that frees it.
 func (c *Cache[I]) dentryFree(t *kernel.Task, d *Dentry[I]) {
 	if d.aliasPrev != nil {
@@ -656,7 +657,7 @@ func (c *Cache[I]) dentryFree(t *kernel.Task, d *Dentry[I]) {
 		d.poison.Store(1)
 		return
 	}
-	t.K.RCU.CallCounted(t.Ev, func() { d.poison.Store(1) })
+	t.K.RCU.CallHeadCounted(t.Ev, &d.rcu, nil)
 }
 
 // dropExtName drops a reference to an external name record.

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/rcu"
 )
 
 // Flags holds d_flags bits (include/linux/dcache.h, the values of Linux
@@ -176,7 +177,10 @@ type Dentry[I any] struct {
 	sb        any           // d_sb
 	// Fsdata is d_fsdata, private to the filesystem.
 	Fsdata any
-	_      [24]byte
+	// rcu is d_u.d_rcu, queued by dentry_free's call_rcu; the kernel
+	// overlays it on d_alias, the model keeps it apart (it is what the
+	// padding to 256 bytes held).
+	rcu rcu.Head
 }
 
 // Flags returns d_flags (READ_ONCE).
@@ -305,4 +309,4 @@ func (d *Dentry[I]) IsNokeyName() bool { return d.Flags()&NokeyName != 0 }
 
 // Poisoned reports whether the dentry was freed and its RCU grace period
 // has ended: any further access is a use-after-free.
-func (d *Dentry[I]) Poisoned() bool { return d.poison.Load() != 0 }
+func (d *Dentry[I]) Poisoned() bool { return d.poison.Load() != 0 || d.rcu.Done() }

@@ -1,6 +1,8 @@
 # Seed 000 (fscrypt-fname-onstack): encrypting a name for a lookup in an
 # encrypted directory kmallocs a skcipher request in the base variant and
-# puts it on the stack in v2 and upstream.
+# frees it; v2 as posted declares an on-stack request but still kmallocs
+# one, and never frees it (kmalloc without its kfree); upstream puts it on
+# the stack.
 scenario() {
 	_scratch_mkfs_encrypted
 	_scratch_mount

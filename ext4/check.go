@@ -117,6 +117,11 @@ func (c *checker) entry(where string, off int, lblk uint32, b []byte, de DirEntr
 		c.fail("%s off %d: file type %d", where, off, de.FileType)
 	}
 	isDot := isDotDotdot(name)
+	if dir.IsEncrypted() && !isDot && len(name) < fscrypt.FnameMinMsgLen {
+		// e2fsck's check_encrypted_dirent: a ciphertext name is at least
+		// one cipher block.
+		c.fail("%s off %d: encrypted name of %d bytes, shorter than %d", where, off, len(name), fscrypt.FnameMinMsgLen)
+	}
 	if isDot && !(lblk == 0 && (off == 0 || off == 12)) {
 		c.fail("%s off %d: %s outside the first block's first two slots", where, off, libfs.QuoteName(name))
 	}

@@ -67,6 +67,9 @@ type Inode struct {
 	// and lookup, but only shared around readdir: readMu serialises the
 	// readers.
 	readMu sync.Mutex
+	// iVersion is i_version as a directory's changes bump it
+	// (inode_inc_iversion), under i_rwsem; readMu orders its reads.
+	iVersion uint64
 }
 
 // EXT4_I is EXT4_I(inode): the ext4 inode that embeds a VFS inode of an

@@ -15,10 +15,11 @@ const pathMax = 4096
 
 // Allocation sites of the ext4 name code.
 var (
-	siteCfName        = kmem.NewSite("ext4_fname_setup_ci_filename:cf_name")
-	siteDirhashBuff   = kmem.NewSite("ext4fs_dirhash:buff")
-	siteDecryptedName = kmem.NewSite("ext4/generic_ci_match:decrypted_name")
-	siteReaddirFstr   = kmem.NewSite("ext4_readdir:fstr")
+	siteCfName         = kmem.NewSite("ext4_fname_setup_ci_filename:cf_name")
+	siteDirhashBuff    = kmem.NewSite("ext4fs_dirhash:buff")
+	siteDecryptedName  = kmem.NewSite("ext4/generic_ci_match:decrypted_name")
+	siteDirPrivateInfo = kmem.NewSite("ext4_dir_open:dir_private_info")
+	siteHtreeFname     = kmem.NewSite("ext4_htree_store_dirent:fname")
 )
 
 // Filename is struct ext4_filename (fs/ext4/ext4.h), with the struct

@@ -184,12 +184,19 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 
 // markDirty stands for ext4_handle_dirty_dirblock / _dx_node: the checksum
 // is recomputed and the buffer stays verified.
+//
+// Either also stands for the inode_inc_iversion(dir) of the change that
+// dirtied the block (add_dirent_to_buf, ext4_delete_entry, ext4_setent),
+// which makes an open readdir rescan or refill (the dir_private_info
+// cookie).
 func (dir *Inode) markDirtyLeaf(t *kernel.Task, lblk uint32, b []byte) {
+	dir.iVersion++
 	dir.dirblockCsumSet(t, b)
 	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
 }
 
 func (dir *Inode) markDirtyDx(t *kernel.Task, lblk uint32, b []byte) {
+	dir.iVersion++
 	dir.dxCsumSet(t, b)
 	dir.SB.Dev.SetBufferVerified(dir.PhysBlock(lblk))
 }
@@ -1507,16 +1514,8 @@ func rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Ino
 	} else if err := SetLink(t, EXT4_I(newDir), newRef, uint32(oldInode.Ino()), oldInode.Mode()); err != nil {
 		return err
 	}
-	if oldDir == newDir && newRef == nil {
-		// ext4_rename_delete: the add may have split the block holding
-		// the old entry; find it again (ext4_find_delete_entry).
-		if oldRef, err = findDentry(t, oldDir, oldD); err != nil {
-			return err
-		}
-	}
-	if err := DeleteEntry(t, EXT4_I(oldDir), oldRef); err != nil {
-		return err
-	}
+	// "Now we can't fail": the old entry's removal only warns.
+	renameDelete(t, EXT4_I(oldDir), oldRef, oldD, uint32(oldInode.Ino()))
 	if newInode != nil {
 		newInode.DropNlink(t)
 	}
@@ -1534,6 +1533,44 @@ func rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Ino
 		}
 	}
 	return nil
+}
+
+// renameDelete is ext4_rename_delete: the old entry removed where it was
+// found, unless the dirent there no longer has the old inode and the
+// dentry's name (a split of its block moved it; and always in an
+// encrypted or case-insensitively matched directory, whose on-disk name
+// is not d_name), when it is looked up again by name
+// (ext4_find_delete_entry); so also when ext4_delete_entry finds it gone
+// (ENOENT). It returns nothing: a failure is logged ("Deleting old file")
+// and the rename goes on, leaving the old name linked.
+func renameDelete(t *kernel.Task, dir *Inode, ref *DentryRef, d *vfs.Dentry, ino uint32) {
+	name := []byte(d.Name().Name)
+	b := dir.BlockAt(ref.Lblk)
+	var err error
+	if b == nil || ref.Off+8+len(name) > len(b) || direntInode(b, ref.Off) != ino ||
+		int(b[ref.Off+6]) != len(name) || !bytes.Equal(b[ref.Off+8:ref.Off+8+len(name)], name) {
+		err = findDeleteEntry(t, dir, name)
+	} else if err = DeleteEntry(t, dir, ref); err == errno.ENOENT {
+		err = findDeleteEntry(t, dir, name)
+	}
+	if err != nil {
+		e, _ := errno.Of(err)
+		dir.warning(t, "ext4_rename_delete", "Deleting old file: nlink %d, error=%d", dir.Nlink(), -int(e))
+	}
+}
+
+// findDeleteEntry is ext4_find_delete_entry: the entry named name found
+// (ext4_find_entry) and deleted. Errors: ENOENT, ext4_find_entry's and
+// ext4_delete_entry's.
+func findDeleteEntry(t *kernel.Task, dir *Inode, name []byte) error {
+	ref, err := FindEntry(t, dir, name)
+	if err != nil {
+		return err
+	}
+	if ref == nil {
+		return errno.ENOENT
+	}
+	return DeleteEntry(t, dir, ref)
 }
 
 // crossRename is ext4_cross_rename (RENAME_EXCHANGE): each entry names the

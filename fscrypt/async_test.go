@@ -2,6 +2,7 @@ package fscrypt_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
 )
 
@@ -18,9 +20,15 @@ import (
 // v2 directory and file with set-up keys under the variants of task's
 // kernel.
 func engineFS(t *testing.T, task *kernel.Task) (*bare.SB, *crypto.Engine, *bare.Inode, *bare.Inode) {
+	return engineFSReqsize(t, task, 0)
+}
+
+// engineFSReqsize is engineFS with an engine of the given reqsize (0:
+// the default, 512).
+func engineFSReqsize(t *testing.T, task *kernel.Task, reqsize int) (*bare.SB, *crypto.Engine, *bare.Inode, *bare.Inode) {
 	t.Helper()
 	sb := bare.NewSB(crypto.NewAPI())
-	e, err := sb.API.RegisterEngine(task, crypto.EngineConfig{Name: "qce", Workers: 2})
+	e, err := sb.API.RegisterEngine(task, crypto.EngineConfig{Name: "qce", Workers: 2, ReqSize: reqsize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,4 +170,106 @@ func sleepEvent(t *testing.T) events.Event {
 		t.Fatal("no crypto_wait_sleep event")
 	}
 	return e
+}
+
+// TestFnameOnstackIssue9 pins issue 9's expectations for seed 000 at the
+// fscrypt level, each variant under its own kernel's rules, with an
+// asynchronous hardware engine whose reqsize fits in 384 bytes (256) and
+// one whose reqsize does not (512): per variant, the names' bytes (the
+// software's), the requests left live at
+// fscrypt_fname_encrypt:skcipher_request, the DMA-API warnings, the BUGs.
+//
+//   - base: the engine is used for both directions, every heap request is
+//     freed: clean with either engine;
+//   - v2, reqsize 256: encryption kmallocs a request per name and leaks
+//     it (the engine gets heap memory: no DMA report); decryption hands
+//     the engine the on-stack request, which Linux 6.6 queues:
+//     "DMA-API: qce qce.0: device driver maps memory from stack";
+//   - v2, reqsize 512: the BUG_ON, in both directions;
+//   - upstream: the engine is never chosen: clean.
+func TestFnameOnstackIssue9(t *testing.T) {
+	name := []byte("hello, world")
+	const names = 5
+	refTask := newTask(t)
+	sbRef := newSB(t)
+	id, _ := addKey(t, refTask, sbRef, 2, bytes.Repeat([]byte{0x33}, 64))
+	refDir := encryptedInode(t, refTask, sbRef, v2Policy(id, fscrypt.PolicyFlagsPad16), bytes.Repeat([]byte{1}, 16), 2, fscrypt.SIFDIR|0o755, 12)
+	want, err := fnameOp(refTask, refDir, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, ok := kmem.LookupSite("fscrypt_fname_encrypt:skcipher_request")
+	if !ok {
+		t.Fatal("no encryption request site")
+	}
+	for _, tc := range []struct {
+		variant  string
+		reqsize  int
+		leaked   int64 // requests live after the run
+		dmaWarns int   // DMA-API warnings (num_errors = 1: at most one)
+		dmaErrs  uint64
+		bug      bool
+	}{
+		{"base", 256, 0, 0, 0, false},
+		{"base", 512, 0, 0, 0, false},
+		{"v2", 256, names, 1, names, false},
+		{"v2", 512, 0, 0, 0, true},
+		{"upstream", 256, 0, 0, 0, false},
+		{"upstream", 512, 0, 0, 0, false},
+	} {
+		t.Run(fmt.Sprintf("%s/reqsize=%d", tc.variant, tc.reqsize), func(t *testing.T) {
+			task := newTaskWith(t, patch.Set{}.MustWith(fscrypt.FnameOnstackPatch, tc.variant))
+			task.Stats = new(kmem.Stats)
+			_, e, dir, _ := engineFSReqsize(t, task, tc.reqsize)
+			live0 := task.Stats.Site(site).Live()
+			buf, _ := fscrypt.FnameAllocBuffer(task, 255)
+			defer fscrypt.FnameFreeBuffer(task, buf)
+			bugs := 0
+			for i := 0; i < names; i++ {
+				ct, err := fnameOp(task, dir, name)
+				if b, isBug := kernel.AsBug(err); isBug {
+					if b.Func != "fscrypt_fname_encrypt" {
+						t.Errorf("encryption BUG in %q", b.Func)
+					}
+					bugs++
+					ct = want // decrypt the reference instead
+				} else if err != nil || !bytes.Equal(ct, want) {
+					t.Fatalf("encrypt %d: %x, %v; want %x", i, ct, err, want)
+				}
+				n, err := func() (n int, err error) {
+					defer task.Recover(&err)
+					return fscrypt.FnameDiskToUsr(task, dir, 0, 0, ct, buf)
+				}()
+				if b, isBug := kernel.AsBug(err); isBug {
+					if b.Func != "fname_decrypt" {
+						t.Errorf("decryption BUG in %q", b.Func)
+					}
+					bugs++
+				} else if err != nil || !bytes.Equal(buf[:n], name) {
+					t.Fatalf("decrypt %d: %q, %v", i, buf[:n], err)
+				}
+			}
+			if got := task.Stats.Site(site).Live() - live0; got != tc.leaked {
+				t.Errorf("%d encryption requests live after %d names, want %d", got, names, tc.leaked)
+			}
+			if tc.bug != (bugs == 2*names) || (!tc.bug && bugs != 0) {
+				t.Errorf("%d BUGs in %d operations (want BUG: %t)", bugs, 2*names, tc.bug)
+			}
+			dma := 0
+			for _, w := range task.K.Warnings.All() {
+				if strings.HasPrefix(w.Msg, "DMA-API: qce qce.0: device driver maps memory from stack [addr=") {
+					dma++
+				} else {
+					t.Errorf("unexpected warning %v", w)
+				}
+			}
+			if dma != tc.dmaWarns || e.DMADebugErrors() != tc.dmaErrs {
+				t.Errorf("%d DMA-API warnings, error_count %d; want %d and %d", dma, e.DMADebugErrors(), tc.dmaWarns, tc.dmaErrs)
+			}
+			used := e.Stats().Completed > 0
+			if wantUsed := tc.variant == "base" || (tc.variant == "v2" && !tc.bug); used != wantUsed {
+				t.Errorf("engine used %t, want %t: %+v", used, wantUsed, e.Stats())
+			}
+		})
+	}
 }

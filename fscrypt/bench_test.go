@@ -104,7 +104,10 @@ func BenchmarkFname(b *testing.B) {
 						}
 					}
 					buf, _ := fscrypt.FnameAllocBuffer(task, 255)
-					site, _ := kmem.LookupSite("fscrypt_fname:skcipher_request")
+					site, _ := kmem.LookupSite("fscrypt_fname_encrypt:skcipher_request")
+					if op != "encrypt" {
+						site, _ = kmem.LookupSite("fname_decrypt:skcipher_request")
+					}
 					before := task.Stats.Site(site).Allocs
 					b.ReportAllocs()
 					b.ResetTimer()

@@ -1,6 +1,7 @@
 package fscrypt
 
 import (
+	"runtime"
 	"sync"
 	"weak"
 
@@ -21,9 +22,10 @@ const cryptoAPIMask = crypto.CRYPTO_ALG_ASYNC | crypto.CRYPTO_ALG_ALLOCATES_MEMO
 // Allocation sites of requests fscrypt allocates (skcipher_request_alloc
 // is inline, so the kmalloc is at each caller).
 var (
-	siteFnameRequest    = kmem.NewSite("fscrypt_fname:skcipher_request")
-	siteDataUnitRequest = kmem.NewSite("fscrypt_crypt_data_unit:skcipher_request")
-	siteV1KDFRequest    = kmem.NewSite("derive_key_aes:skcipher_request")
+	siteFnameEncryptRequest = kmem.NewSite("fscrypt_fname_encrypt:skcipher_request")
+	siteFnameDecryptRequest = kmem.NewSite("fname_decrypt:skcipher_request")
+	siteDataUnitRequest     = kmem.NewSite("fscrypt_crypt_data_unit:skcipher_request")
+	siteV1KDFRequest        = kmem.NewSite("derive_key_aes:skcipher_request")
 )
 
 // cryptoTfm is the tfm a prepared key holds (struct fscrypt_prepared_key's
@@ -126,13 +128,36 @@ const reqFlags = crypto.CRYPTO_TFM_REQ_MAY_BACKLOG | crypto.CRYPTO_TFM_REQ_MAY_S
 // asynchronous drivers (it waits for the completion). Errors: ENOMEM,
 // driver errors.
 func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.Skcipher, enc bool, dst, src, iv []byte) error {
+	req, err := requestAlloc(t, site, tfm, gfp)
+	if err != nil {
+		return err
+	}
+	wait := getWait()
+	err = cryptWaitHeap(t, req, wait, enc, dst, src, iv)
+	endFree := t.TraceInline("skcipher_request_free")
+	req.Free(t)
+	endFree()
+	putWait(wait)
+	return err
+}
+
+// requestAlloc is skcipher_request_alloc at the caller's site, traced as
+// inline, with the callers' "if (!req) return -ENOMEM".
+func requestAlloc(t *kernel.Task, site *kmem.Site, tfm *crypto.Skcipher, gfp kmem.GFP) (*crypto.SkcipherRequest, error) {
 	endAlloc := t.TraceInline("skcipher_request_alloc")
 	req, err := crypto.SkcipherRequestAllocAt(t, site, tfm, gfp)
 	endAlloc()
 	if err != nil {
-		return errno.ENOMEM
+		return nil, errno.ENOMEM
 	}
-	wait := getWait()
+	return req, nil
+}
+
+// cryptWaitHeap runs an allocated request to completion:
+// skcipher_request_set_callback(req, MAY_BACKLOG | MAY_SLEEP,
+// crypto_req_done, &wait), sg_init_one, skcipher_request_set_crypt,
+// crypto_skcipher_encrypt or _decrypt, crypto_wait_req.
+func cryptWaitHeap(t *kernel.Task, req *crypto.SkcipherRequest, wait *crypto.CryptoWait, enc bool, dst, src, iv []byte) error {
 	req.SetCallback(reqFlags, crypto.CryptoReqDone, wait)
 	// sg_init_one and skcipher_request_set_crypt. The request lives on
 	// the heap and points at its IV and scatterlists until it completes;
@@ -140,6 +165,7 @@ func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.S
 	// (SetCryptOne copies the IV), so that no Go allocation beyond the
 	// request's own is made for them.
 	req.SetCryptOne(src, dst, iv)
+	var err error
 	endCrypt := traceSkcipherCrypt(t, enc)
 	if enc {
 		err = req.Encrypt(t)
@@ -147,12 +173,7 @@ func cryptAllocated(t *kernel.Task, site *kmem.Site, gfp kmem.GFP, tfm *crypto.S
 		err = req.Decrypt(t)
 	}
 	endCrypt()
-	err = traceWaitReq(t, err, wait)
-	endFree := t.TraceInline("skcipher_request_free")
-	req.Free(t)
-	endFree()
-	putWait(wait)
-	return err
+	return traceWaitReq(t, err, wait)
 }
 
 // traceSkcipherCrypt traces the crypto_skcipher_encrypt or
@@ -208,15 +229,69 @@ func cryptSyncOnStack(t *kernel.Task, tfm *crypto.SyncSkcipher, enc bool, dst, s
 	return req.Decrypt(t)
 }
 
-// cryptSeedOnStack is seed 000 as posted: SKCIPHER_REQUEST_ON_STACK(req,
-// tfm, MAX_SKCIPHER_REQSIZE), BUG_ON(MAX_SKCIPHER_REQSIZE <
-// crypto_skcipher_reqsize(tfm)), a completion and crypto_wait_req.
-func cryptSeedOnStack(t *kernel.Task, tfm *crypto.Skcipher, enc bool, dst, src, iv []byte) error {
-	var req crypto.SkcipherRequestOnStack384
+// seedDeclare is the two lines seed 000 adds at the top of both functions:
+// SKCIPHER_REQUEST_ON_STACK(req, tfm, MAX_SKCIPHER_REQSIZE) (the 6.6
+// declaration, see crypto.SkcipherRequestOnStack384) and
+// BUG_ON(MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)). The BUG
+// names fn, the kernel function whose BUG_ON it is.
+func seedDeclare(t *kernel.Task, req *crypto.SkcipherRequestOnStack384, tfm *crypto.Skcipher, fn string) {
 	endStack := t.TraceInline("SKCIPHER_REQUEST_ON_STACK")
 	req.Init(t, tfm)
 	endStack()
-	kernel.BUGOn(!req.Fits(), "MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)")
+	if !req.Fits() {
+		b := &kernel.Bug{Kind: "BUG", Func: fn, Msg: "MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)", Size: -1, Offset: -1}
+		_, b.File, b.Line, _ = runtime.Caller(0)
+		panic(b)
+	}
+}
+
+// cryptSeedEncrypt is fscrypt_fname_encrypt's request part as seed 000
+// v2 posted it. The hunks replace the declaration "struct skcipher_request
+// *req = NULL;" by SKCIPHER_REQUEST_ON_STACK(req, ...), add the BUG_ON,
+// and delete skcipher_request_free(req) after the encryption; but the
+// lines between them, "req = skcipher_request_alloc(tfm, GFP_NOFS); if
+// (!req) return -ENOMEM;", are not in any hunk, so the posted function
+// still has them. That is valid C: the macro declares req as an ordinary
+// (non-const) pointer initialised to the on-stack buffer, which the
+// assignment overwrites, so it compiles without a diagnostic (gcc and
+// clang warn about neither the dead store nor the now-unused 464 bytes of
+// stack). A kernel built from it therefore declares and BUG_ON-checks the
+// on-stack request, never uses it, kmallocs a heap request as before
+// (still failing with ENOMEM), runs and waits for it, and never frees it:
+// one object of sizeof(struct skcipher_request) + reqsize bytes leaked per
+// filename encryption, at the site "fscrypt_fname_encrypt:skcipher_request"
+// (kmem's live count, kmemleak's report). Decryption (cryptSeedOnStack)
+// really is on the stack.
+func cryptSeedEncrypt(t *kernel.Task, tfm *crypto.Skcipher, dst, src, iv []byte) error {
+	var stack crypto.SkcipherRequestOnStack384
+	seedDeclare(t, &stack, tfm, "fscrypt_fname_encrypt")
+	req, err := requestAlloc(t, siteFnameEncryptRequest, tfm, kmem.GFPNoFS)
+	if err != nil {
+		return err
+	}
+	wait := getWait()
+	err = cryptWaitHeap(t, req, wait, true, dst, src, iv)
+	// skcipher_request_free(req) is deleted by the posting: the request
+	// is never freed. The wait goes back to its pool: the request has
+	// completed, and nothing will touch it again.
+	putWait(wait)
+	return err
+}
+
+// cryptSeedOnStack is fname_decrypt's request part as seed 000 v2 posted
+// it: SKCIPHER_REQUEST_ON_STACK(req, tfm, MAX_SKCIPHER_REQSIZE),
+// BUG_ON(MAX_SKCIPHER_REQSIZE < crypto_skcipher_reqsize(tfm)), a
+// completion and crypto_wait_req (here the allocation is deleted with the
+// free). An asynchronous driver whose reqsize fits is handed the on-stack
+// request, which Linux 6.6 queues and the caller waits for (see
+// crypto.SkcipherRequestOnStack384).
+func cryptSeedOnStack(t *kernel.Task, tfm *crypto.Skcipher, enc bool, dst, src, iv []byte) error {
+	var req crypto.SkcipherRequestOnStack384
+	fn := "fname_decrypt"
+	if enc {
+		fn = "fscrypt_fname_encrypt"
+	}
+	seedDeclare(t, &req, tfm, fn)
 	var wait crypto.CryptoWait
 	req.SetCallback(reqFlags, crypto.CryptoReqDone, &wait)
 	var sg [2]crypto.Scatterlist
@@ -239,8 +314,15 @@ func cryptSeedOnStack(t *kernel.Task, tfm *crypto.Skcipher, enc bool, dst, src, 
 func fnameCrypt(t *kernel.Task, inode Inode, ci *InodeInfo, enc bool, dst, src, iv []byte) error {
 	switch fnameOnstack.Of(t.K.Patches()) {
 	case FnameBase:
-		return cryptAllocated(t, siteFnameRequest, kmem.GFPNoFS, ci.encKey.tfm, enc, dst, src, iv)
+		site := siteFnameDecryptRequest
+		if enc {
+			site = siteFnameEncryptRequest
+		}
+		return cryptAllocated(t, site, kmem.GFPNoFS, ci.encKey.tfm, enc, dst, src, iv)
 	case FnameV2:
+		if enc {
+			return cryptSeedEncrypt(t, ci.encKey.tfm, dst, src, iv)
+		}
 		return cryptSeedOnStack(t, ci.encKey.tfm, enc, dst, src, iv)
 	case FnameUpstream:
 		if ci.encKey.sync == nil {

@@ -38,8 +38,11 @@
 // fscrypt-fname-onstack decides how a prepared key's tfm is allocated, not
 // only how filename requests are: base and v2 allocate with
 // crypto_alloc_skcipher(name, 0, 0), so an asynchronous hardware engine of
-// higher priority is chosen and waited for (base) or trips the seed's
-// BUG_ON (v2); upstream allocates a crypto_sync_skcipher with
+// higher priority is chosen and waited for (base), or, with v2, trips the
+// seed's BUG_ON when its reqsize exceeds 384 and otherwise gets v2's
+// leaked heap encryption requests and its on-stack decryption requests
+// (Linux 6.6 queues those; the DMA-API debug check reports the stack
+// memory the driver maps); upstream allocates a crypto_sync_skcipher with
 // FSCRYPT_CRYPTOAPI_MASK and never sees the engine. Contents follow the
 // kernel of each variant: an allocated request per data unit before 6.17,
 // a sync on-stack request with upstream. fscrypt-v1-kdf selects how

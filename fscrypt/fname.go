@@ -47,11 +47,13 @@ func FnameEncryptedSize(inode Inode, origLen, maxLen int) (int, bool) {
 // length is the encrypted size (at least len(iname); the rest is NUL
 // padding), with inode's key (a directory's, or a symlink's for its
 // target). How the request is allocated depends on the
-// fscrypt-fname-onstack variant: an allocated request and a wait (base),
-// the seed's on-stack request with its BUG_ON (v2), or a sync on-stack
-// request (upstream). Errors: ENOBUFS (out too short), ENOMEM (base), and
-// driver errors; v2 raises a kernel BUG with a driver whose request context
-// exceeds 384 bytes.
+// fscrypt-fname-onstack variant: an allocated request and a wait, freed
+// (base); as seed 000 v2 posted it, an on-stack request declared and
+// BUG_ON-checked but unused, then the same allocated request and wait,
+// never freed (v2 leaks one request per call: see cryptSeedEncrypt); or a
+// sync on-stack request (upstream). Errors: ENOBUFS (out too short),
+// ENOMEM (base and v2), and driver errors; v2 raises a kernel BUG with a
+// driver whose request context exceeds 384 bytes.
 func FnameEncrypt(t *kernel.Task, inode Inode, iname, out []byte) error {
 	defer t.Trace("fscrypt_fname_encrypt")()
 	ci := inode.CryptInfo()
@@ -72,7 +74,10 @@ func FnameEncrypt(t *kernel.Task, inode Inode, iname, out []byte) error {
 
 // fnameDecrypt is fs/crypto/fname.c fname_decrypt: decrypt iname into oname
 // (len(oname) >= len(iname)) and return the plaintext length, which stops
-// at the first NUL.
+// at the first NUL. The request is allocated and freed (base), on the
+// stack with seed 000's BUG_ON and a wait (v2: an asynchronous driver that
+// fits is handed the on-stack request), or a sync on-stack request
+// (upstream).
 func fnameDecrypt(t *kernel.Task, inode Inode, iname, oname []byte) (int, error) {
 	ci := inode.CryptInfo()
 	var iv fscryptIV
@@ -115,6 +120,7 @@ func FnameDiskToUsr(t *kernel.Task, inode Inode, hash, minorHash uint32, iname, 
 		return len(iname), nil
 	}
 	if len(iname) < fnameMinMsgLen {
+		t.Inc(EvFnameTooShort)
 		return 0, errno.EUCLEAN
 	}
 	if HasEncryptionKey(inode) {

@@ -29,6 +29,11 @@ const (
 	directKeyMinIVSize = 24 // offsetofend(union fscrypt_iv, nonce)
 )
 
+// FnameMinMsgLen is FSCRYPT_FNAME_MIN_MSG_LEN: the shortest ciphertext
+// name (one cipher block); fscrypt_fname_disk_to_usr refuses shorter
+// on-disk names with EUCLEAN.
+const FnameMinMsgLen = fnameMinMsgLen
+
 // FileNonceSize is FSCRYPT_FILE_NONCE_SIZE, KeyIdentifierSize
 // FSCRYPT_KEY_IDENTIFIER_SIZE and KeyDescriptorSize
 // FSCRYPT_KEY_DESCRIPTOR_SIZE.

@@ -19,7 +19,7 @@ var FnameOnstackPatch = patch.Register(&patch.Patch{
 	},
 	Variants: []patch.Variant{
 		{Name: "base", Summary: "skcipher_request_alloc (GFP_NOFS) + DECLARE_CRYPTO_WAIT + crypto_wait_req + skcipher_request_free per name; any driver, async ones waited for"},
-		{Name: "v2", Summary: "SKCIPHER_REQUEST_ON_STACK(req, tfm, 384) with BUG_ON(384 < crypto_skcipher_reqsize(tfm)): a driver with a larger request context BUGs"},
+		{Name: "v2", Summary: "as posted, on 6.6: SKCIPHER_REQUEST_ON_STACK(req, tfm, 384) + BUG_ON(384 < crypto_skcipher_reqsize(tfm)) in both; encryption still does req = skcipher_request_alloc (GFP_NOFS) and no longer frees it (one request leaked per name); decryption on the stack, queued to an async driver that fits (stack memory DMA-mapped); a larger reqsize BUGs"},
 		{Name: "upstream", Summary: "Linux 6.17: tfms allocated with CRYPTO_ALG_ASYNC|ALLOCATES_MEMORY|KERN_DRIVER_ONLY masked out (crypto_alloc_sync_skcipher), SYNC_SKCIPHER_REQUEST_ON_STACK, no wait object"},
 	},
 })

@@ -22,6 +22,7 @@ var (
 	EvFnameEncrypt     = events.Register("fscrypt_fname_encrypt", "filenames encrypted (fscrypt_fname_encrypt)")
 	EvFnameDecrypt     = events.Register("fscrypt_fname_decrypt", "filenames decrypted (fname_decrypt)")
 	EvNokeyEncode      = events.Register("fscrypt_nokey_encode", "no-key names presented (fscrypt_fname_disk_to_usr without the key)")
+	EvFnameTooShort    = events.Register("fscrypt_fname_too_short", "on-disk encrypted names shorter than 16 bytes refused with EUCLEAN, which fscrypt_fname_disk_to_usr does without a log line")
 	EvNokeyDecode      = events.Register("fscrypt_nokey_decode", "no-key names looked up (fscrypt_setup_filename without the key)")
 	EvDataUnitCrypt    = events.Register("fscrypt_data_unit_crypt", "contents data units encrypted or decrypted (fscrypt_crypt_data_unit)")
 	EvKeyDerive        = events.Register("fscrypt_key_derive", "per-file or per-mode keys derived (v1 AES-ECB or v2 HKDF)")

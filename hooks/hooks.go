@@ -144,12 +144,13 @@ func FscryptFileOpen(t *kernel.Task, inode *vfs.Inode, filp *vfs.File) (err erro
 func FscryptPrepareLookup(t *kernel.Task, dir *vfs.Inode, dentry *vfs.Dentry, fname *fscrypt.Name) error {
 	name := dentry.Name().Name
 	if !dir.IsEncrypted() {
-		*fname = fscrypt.Name{UsrFname: []byte(name), DiskName: []byte(name)}
+		b := nameBytes(name)
+		*fname = fscrypt.Name{UsrFname: b, DiskName: b}
 		prepareDentry(t, dentry, false)
 		return nil
 	}
 	defer t.Trace("fscrypt_prepare_lookup")()
-	err := fscrypt.SetupFilename(t, dir, []byte(name), true, fname)
+	err := fscrypt.SetupFilename(t, dir, nameBytes(name), true, fname)
 	if err != nil && err != errno.ENOENT {
 		return err
 	}

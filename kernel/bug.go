@@ -126,11 +126,18 @@ func BUGOn(cond bool, msg string) {
 }
 
 // WarnOn logs a warning when cond is true (WARN_ON) and returns cond, like
-// the kernel macro; the operation goes on.
+// the kernel macro; the operation goes on. The warning is recorded in the
+// machine's Warnings (its Func is the calling model function, its Msg the
+// condition) and taints the machine with TAINT_WARN, as __warn does.
 func (t *Task) WarnOn(cond bool, msg string) bool {
 	if cond {
-		_, file, line, _ := runtime.Caller(1)
+		pc, file, line, _ := runtime.Caller(1)
 		t.Printk("WARNING: CPU: 0 PID: %d at %s:%d %s", t.PID, file, line, msg)
+		fn := ""
+		if f := runtime.FuncForPC(pc); f != nil {
+			fn = shortFunc(f.Name())
+		}
+		t.addWarning(&Warning{Func: fn, Msg: msg, File: file, Line: line})
 	}
 	return cond
 }

@@ -29,6 +29,8 @@ type Kernel struct {
 	Log *Log
 	// Bugs records every BUG and KASAN report raised by the machine's tasks.
 	Bugs *BugLog
+	// Warnings records every WARN and WARN_ON report (warn.go).
+	Warnings *WarnLog
 	// SlubDebug makes the tasks created afterwards allocate as a kernel
 	// booted with slub_debug=FZPU does (kmem.SlubDebug), as debug and
 	// Android userdebug kernels do.
@@ -73,7 +75,7 @@ func New() *Kernel { return NewWith(Config{}) }
 
 // NewWith returns a machine made with cfg.
 func NewWith(cfg Config) *Kernel {
-	k := &Kernel{RCU: &rcu.Domain{}, Log: &Log{}, Bugs: &BugLog{}, Failslab: kmem.NewFailslab(0),
+	k := &Kernel{RCU: &rcu.Domain{}, Log: &Log{}, Bugs: &BugLog{}, Warnings: &WarnLog{}, Failslab: kmem.NewFailslab(0),
 		SlubDebug: cfg.SlubDebug, patches: cfg.Patches, counting: cfg.Counting}
 	k.Failslab.Printk = k.Log.append
 	return k

@@ -39,7 +39,7 @@ type Domain struct {
 
 	cbMu    sync.Mutex
 	cbCond  sync.Cond
-	pending []func()
+	pending *Head  // callbacks queued, newest first (an intrusive list)
 	queued  uint64 // callbacks ever queued
 	done    uint64 // callbacks ever run
 	running bool   // a grace-period goroutine is working
@@ -144,14 +144,34 @@ func (d *Domain) Synchronize() {
 	}
 }
 
-// Call queues fn to run after a grace period (call_rcu). Callbacks run on
-// a separate goroutine, in the order queued.
-func (d *Domain) Call(fn func()) {
+// Head is struct rcu_head: the link and callback of one call_rcu, embedded
+// in the object it frees, so that queueing it makes no allocation (the
+// kernel's call_rcu allocates nothing either). Once the grace period has
+// ended and the callback (if any) has run, Done reports true: an object
+// whose Head is done has been freed, which a simulator's poison checks use
+// where the kernel would have reused the memory.
+type Head struct {
+	next *Head
+	fn   func(*Head)
+	done atomic.Uint32
+}
+
+// Done reports whether the callback queued on h has run (its grace period
+// ended).
+func (h *Head) Done() bool { return h.done.Load() != 0 }
+
+// CallHead queues fn(h) to run after a grace period (call_rcu(h, fn)); fn
+// may be nil when all the object needs is to be marked done. h must not be
+// queued twice. Callbacks run on a separate goroutine, in the order
+// queued.
+func (d *Domain) CallHead(h *Head, fn func(*Head)) {
+	h.fn = fn
 	d.cbMu.Lock()
 	if d.cbCond.L == nil {
 		d.cbCond.L = &d.cbMu
 	}
-	d.pending = append(d.pending, fn)
+	h.next = d.pending
+	d.pending = h
 	d.queued++
 	start := !d.running
 	d.running = true
@@ -161,12 +181,18 @@ func (d *Domain) Call(fn func()) {
 	}
 }
 
+// Call queues fn to run after a grace period: call_rcu for a caller with
+// no rcu_head of its own (it allocates one).
+func (d *Domain) Call(fn func()) {
+	d.CallHead(new(Head), func(*Head) { fn() })
+}
+
 func (d *Domain) gpWorker() {
 	for {
 		d.cbMu.Lock()
 		batch := d.pending
 		d.pending = nil
-		if len(batch) == 0 {
+		if batch == nil {
 			d.running = false
 			d.cbCond.Broadcast()
 			d.cbMu.Unlock()
@@ -174,11 +200,25 @@ func (d *Domain) gpWorker() {
 		}
 		d.cbMu.Unlock()
 		d.Synchronize()
-		for _, fn := range batch {
-			fn()
+		// The list is newest first: reverse it to run in queue order.
+		var prev *Head
+		for h := batch; h != nil; {
+			next := h.next
+			h.next = prev
+			prev, h = h, next
+		}
+		n := uint64(0)
+		for h := prev; h != nil; {
+			next := h.next
+			h.next = nil
+			if h.fn != nil {
+				h.fn(h)
+			}
+			h.done.Store(1)
+			h, n = next, n+1
 		}
 		d.cbMu.Lock()
-		d.done += uint64(len(batch))
+		d.done += n
 		d.cbCond.Broadcast()
 		d.cbMu.Unlock()
 	}
@@ -202,6 +242,12 @@ func (d *Domain) Barrier() {
 func (d *Domain) CallCounted(ev *events.Counters, fn func()) {
 	ev.Inc(EvCallRCU)
 	d.Call(fn)
+}
+
+// CallHeadCounted is CallHead that also counts the callback in ev.
+func (d *Domain) CallHeadCounted(ev *events.Counters, h *Head, fn func(*Head)) {
+	ev.Inc(EvCallRCU)
+	d.CallHead(h, fn)
 }
 
 // SynchronizeCounted is Synchronize that also counts it in ev.

@@ -43,16 +43,24 @@ func TestCreateWorkload(t *testing.T) {
 }
 
 // TestCreateWorkloadFnameOnstack: the same program compared over seed
-// 000's variants, on ext4; base allocates a request per name encryption
-// and decryption, v2 (which changes fname.c only) still one per data unit
-// written, upstream none.
+// 000's variants, on ext4 and f2fs; base allocates a request per name
+// encryption and decryption, and frees it; v2 (which changes fname.c only)
+// one per data unit written, freed, and, as posted, one per name
+// encryption, never freed (its decryptions are on the stack); upstream
+// none.
 func TestCreateWorkloadFnameOnstack(t *testing.T) {
+	for _, fs := range []string{"ext4", "f2fs"} {
+		t.Run(fs, func(t *testing.T) { testCreateFnameOnstack(t, fs) })
+	}
+}
+
+func testCreateFnameOnstack(t *testing.T, fs string) {
 	w, err := Lookup("create")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep, err := Run(Config{Workload: w, Patch: fscrypt.FnameOnstackPatch, Ops: 1, CountOps: 1, Count: 1,
-		Params: map[string]string{"n": "40", "fs": "ext4"}})
+		Params: map[string]string{"n": "40", "fs": fs}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +69,11 @@ func TestCreateWorkloadFnameOnstack(t *testing.T) {
 	if reqs < 40*39/2 {
 		t.Errorf("base: %v request allocations per run", reqs)
 	}
-	for v, want := range map[string]float64{"v2": 40, "upstream": 0} {
+	encrypts := g["v2"].Events["fscrypt_fname_encrypt"]
+	if encrypts < 2*40 || encrypts != g["base"].Events["fscrypt_fname_encrypt"] {
+		t.Fatalf("v2: %v filename encryptions per run, base %v", encrypts, g["base"].Events["fscrypt_fname_encrypt"])
+	}
+	for v, want := range map[string]float64{"v2": 40 + encrypts, "upstream": 0} {
 		got := g[v].Events[crypto.EvReqAlloc.Name()]
 		if g[v].Errors != 0 || got != want {
 			t.Errorf("%s: errors %d (%s), %v request allocations, want %v", v, g[v].Errors, g[v].FirstError, got, want)
@@ -69,6 +81,14 @@ func TestCreateWorkloadFnameOnstack(t *testing.T) {
 		if g[v].Kmallocs != g["base"].Kmallocs-(reqs-got) {
 			t.Errorf("%s: %v kmallocs, base %v with %v requests", v, g[v].Kmallocs, g["base"].Kmallocs, reqs)
 		}
+	}
+	// The leak: v2 frees every request but the encryptions'.
+	live := func(v string) float64 { return g[v].Events["kmalloc"] - g[v].Events["kfree"] }
+	if d := live("v2") - live("base"); d != encrypts {
+		t.Errorf("v2 leaves %v more kmalloc'd objects than base per run, want %v (one per encryption)", d, encrypts)
+	}
+	if d := live("upstream") - live("base"); d != 0 {
+		t.Errorf("upstream leaves %v more kmalloc'd objects than base per run, want 0", d)
 	}
 }
 

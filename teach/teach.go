@@ -47,7 +47,12 @@ type Config struct {
 	// NoKey removes /secret's key after the files are made, so its names
 	// are no-key names and its files cannot be opened.
 	NoKey bool
-	// Features are the mkfs features (Encrypt is always set).
+	// Features are the mkfs features (Encrypt is always set). With
+	// Casefold the machine also holds /cisecret, a casefolded encrypted
+	// directory (chattr +F, then /secret's v2 policy) with
+	// /cisecret/Note.txt: the directory where f2fs-lookup-prealloc
+	// (seed 001) and the hash stored in ext4's dirents make their
+	// difference.
 	Features vfs.Features
 }
 
@@ -151,6 +156,13 @@ func (m *Machine) populate() error {
 		func() (err error) { m.V1Spec, err = EncryptDirV1(t, p, "/v1secret", MasterKey()); return err },
 		func() error { return m.WriteFile("/v1secret/note", "v1 secret\n") },
 	}
+	if m.Cfg.Features.Casefold {
+		steps = append(steps,
+			func() error { return p.Mkdir(t, "/cisecret", 0o700) },
+			func() error { return setCasefold(t, p, "/cisecret") },
+			func() (err error) { _, err = p.EncryptDir(t, "/cisecret", MasterKey(), 0, 0); return err },
+			func() error { return m.WriteFile("/cisecret/Note.txt", "casefolded secret\n") })
+	}
 	for _, s := range steps {
 		if err := s(); err != nil {
 			return err
@@ -160,6 +172,19 @@ func (m *Machine) populate() error {
 		return m.RemoveKey()
 	}
 	return nil
+}
+
+// setCasefold is chattr +F on the empty directory path (FS_IOC_SETFLAGS
+// with FS_CASEFOLD_FL).
+func setCasefold(t *kernel.Task, p *vfs.Proc, path string) error {
+	fd, err := p.Open(t, path, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer p.Close(t, fd)
+	fl := uint32(vfs.FS_CASEFOLD_FL)
+	_, err = p.Ioctl(t, fd, uint32(vfs.FS_IOC_SETFLAGS), &fl)
+	return err
 }
 
 // RemoveKey removes /secret's key and /v1secret's

@@ -148,3 +148,25 @@ func TestV1SecretKeySetup(t *testing.T) {
 		m.Close()
 	}
 }
+
+// TestCasefoldSecret: with the casefold feature, /cisecret is casefolded
+// and encrypted on ext4 and f2fs, and its file is found in any case.
+func TestCasefoldSecret(t *testing.T) {
+	for _, fs := range []string{"ext4", "f2fs"} {
+		t.Run(fs, func(t *testing.T) {
+			m, err := NewMachine(Config{FS: fs, Features: vfs.Features{Casefold: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			m.DropCachesAll()
+			r := m.Record(Stat("/cisecret/NOTE.TXT"))
+			if r.Err != nil {
+				t.Fatalf("stat in another case: %v", r.Err)
+			}
+			if r := m.Record(Stat("/secret/NOTE")); r.Err == nil {
+				t.Error("/secret is not casefolded, yet NOTE finds note")
+			}
+		})
+	}
+}

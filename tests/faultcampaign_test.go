@@ -377,6 +377,13 @@ func fiObserve(s *system) (fiOutcome, error) {
 // Alpha. f2fs returns the error instead (f2fs_match_ci_name), so only ext4
 // with casefold and encryption has the rule.
 func fiKernelRule(c fiConfig, st fiStep, err error, refErr error, got, before, after string) string {
+	// ext4_rename_delete returns nothing: when the old entry's removal
+	// fails (ENOMEM in ext4_find_delete_entry's lookup), it logs
+	// "Deleting old file" and the rename succeeds with both names linked.
+	if c.cfg.fs == kExt4 && st.kind == fiOp && st.op.kind == opRename && st.op.flags == 0 && err == nil &&
+		got != after && strings.Contains(got, st.op.a+" ") && strings.Contains(got, st.op.b+" ") {
+		return "ext4_rename_delete: a failed removal of the old entry only warns (both names stay linked)"
+	}
 	if c.cfg.fs != kExt4 || !c.cfg.casefold || !c.cfg.encrypt {
 		return ""
 	}
@@ -396,19 +403,28 @@ func fiKernelRule(c fiConfig, st fiStep, err error, refErr error, got, before, a
 // fiKnownFinding names an open finding of the model that the campaign
 // reports without failing, or "": a deviation from the kernel that the
 // owners of the code have to fix, listed in docs/KERNEL-FINDINGS.md.
-//
-// ext4 rename, same directory: after the new entry is added the model
-// finds the old entry again and returns that lookup's error (ENOMEM),
-// leaving both names on one inode of link count 1. The kernel's
-// ext4_rename_delete (fs/ext4/namei.c) returns nothing: a failed
-// ext4_find_delete_entry only logs "Deleting old file: nlink %d,
-// error=%d" (ext4_warning_inode) and the rename goes on and succeeds.
+// There is none open.
 func fiKnownFinding(c fiConfig, st fiStep, err error, got string) string {
-	if c.cfg.fs == kExt4 && st.kind == fiOp && st.op.kind == opRename && st.op.flags == 0 && err == errno.ENOMEM &&
-		strings.Contains(got, st.op.a+" ") && strings.Contains(got, st.op.b+" ") {
-		return "ext4 rename returns ext4_find_delete_entry's ENOMEM with both names linked (kernel: ext4_rename_delete warns and succeeds)"
-	}
 	return ""
+}
+
+// fiWithoutPostedLeaks drops from leaks the sites that the configuration's
+// variants leak as posted, whose live count grows with every call that
+// gets far enough and so depends on where the injection stopped the
+// syscall: fscrypt-fname-onstack v2's filename encryption request (one per
+// encryption, never freed; pinned by fscrypt's TestFnameOnstackIssue9 and
+// found by vfslab review as that variant's leak).
+func fiWithoutPostedLeaks(c fiConfig, leaks []string) []string {
+	if c.cfg.patches.Variant(fscrypt.FnameOnstackPatch) != "v2" {
+		return leaks
+	}
+	var out []string
+	for _, l := range leaks {
+		if !strings.HasPrefix(l, "fscrypt_fname_encrypt:skcipher_request:") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // TestFaultInjectionCampaign fails allocation N, through the task's
@@ -546,7 +562,7 @@ func TestFaultInjectionCampaign(t *testing.T) {
 					report("%s, fault %d (returned %s): %v", st, n, errName(gotErr), err)
 				}
 				if match != nil {
-					if l := got.stats.Leaks(match.stats); len(l) != 0 {
+					if l := fiWithoutPostedLeaks(c, got.stats.Leaks(match.stats)); len(l) != 0 {
 						report("%s, fault %d (returned %s): live objects differ from the reference: %v", st, n, errName(gotErr), l)
 					}
 				}

@@ -75,7 +75,8 @@ function_graph itself would not show them.
 
 --diff A B runs the syscall twice, under the variant sets A and B (each
 id=variant,... over --patches, or base), on the modelled clock and
-without durations, and prints a unified diff of the two trees, e.g.
+without durations, and prints a unified diff of the two trees (with
+--side-by-side, two columns as diff -y prints them), e.g.
   vfslab trace --diff fscrypt-file-open=base fscrypt-file-open=v2 open /tmp/hello
   vfslab trace --cold --diff base fscrypt-fname-onstack=v2 stat /secret/note
   vfslab trace --cold --diff base fscrypt-v1-kdf=aeslib open /v1secret/note
@@ -127,6 +128,8 @@ func traceLoopBoot(name string) (func(*kernel.Task, vfs.Config) (*vfs.System, *v
 type traceFlags struct {
 	patches, fsType, format, clock, diff string
 	cold, noKey, times, show, loop       bool
+	sideBySide                           bool
+	width                                int
 }
 
 func newTraceCmd() *cobra.Command {
@@ -161,6 +164,8 @@ func newTraceCmd() *cobra.Command {
 	boolFlagNo(fs, &f.times, "times", true, "print each function's duration")
 	fs.BoolVar(&f.show, "events", false, "print the events the syscall counted")
 	fs.BoolVar(&f.loop, "loop", false, "put the filesystem on a loop device over memory (losetup of a tmpfs file, as seed 003's experiment): its bios go to the loop worker, whose tree the trace prints (a filesystem on a block device: ext4, f2fs)")
+	fs.BoolVarP(&f.sideBySide, "side-by-side", "y", false, "with --diff: the two trees in two columns, as diff -y -t prints them, instead of a unified diff")
+	fs.IntVarP(&f.width, "width", "W", 130, "with --side-by-side: the output's width in columns, as diff -W")
 	fs.StringVar(&f.diff, "diff", "", "--diff A B: trace the syscall under variant sets A and B (each id=variant,... over --patches, or base) and print a unified diff of the two trees on the modelled clock; B is the first argument after the flags")
 	return cmd
 }
@@ -187,6 +192,12 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 		if boot, ok = traceLoopBoot(f.fsType); !ok {
 			return usagef("--loop: --fs %s has no block device to put on a loop device", f.fsType)
 		}
+	}
+	if (f.sideBySide || cmd.Flags().Changed("width")) && f.diff == "" {
+		return usagef("--side-by-side and --width go with --diff A B")
+	}
+	if f.width < 10 || f.width > 1000 {
+		return usagef("--width %d: want 10 to 1000 columns", f.width)
 	}
 	if f.diff != "" {
 		return runTraceDiff(cmd, f, set, boot, args)
@@ -325,6 +336,10 @@ func runTraceDiff(cmd *cobra.Command, f *traceFlags, base patch.Set, boot func(*
 	}
 	stdout := cmd.OutOrStdout()
 	nA, nB := "patches: "+orBase(setA.Changed()), "patches: "+orBase(setB.Changed())
+	if f.sideBySide {
+		writeSideBySide(stdout, append([]string{nA, ""}, sides[0]...), append([]string{nB, ""}, sides[1]...), f.width)
+		return nil
+	}
 	if !writeUnifiedDiff(stdout, nA, nB, sides[0], sides[1], 3) {
 		fmt.Fprintf(stdout, "/* %s and %s give the same trace */\n", nA, nB)
 		for _, l := range sides[0] {

@@ -169,3 +169,79 @@ func hunkRange(start, n int) string {
 	}
 	return fmt.Sprintf("%d,%d", start+1, n)
 }
+
+// writeSideBySide writes a and b in two columns as GNU diff -y -t
+// --width=width does (src/side.c): each side cut to the half width, the
+// gutter mark ' ' for a common line, '|' for a changed pair, '<' for a
+// line only in a and '>' for one only in b, at the columns GNU diff
+// computes for that width. A run of deletions followed by a run of
+// insertions pairs up line by line, as diff pairs a hunk's lines.
+func writeSideBySide(w io.Writer, a, b []string, width int) {
+	const gutter = 3 // GUTTER_WIDTH_MINIMUM
+	off := (width + 1 + gutter) / 2
+	half := max(0, min(off-gutter, width-off))
+	col2 := off
+	if half == 0 {
+		col2 = width
+	}
+	sepCol := (half + col2 - 1) / 2
+	line := func(left *string, sep byte, right *string) {
+		var s strings.Builder
+		col := 0
+		if left != nil {
+			col = writeHalf(&s, *left, half)
+		}
+		if sep != ' ' {
+			s.WriteString(strings.Repeat(" ", max(0, sepCol-col)))
+			col = max(col, sepCol)
+			s.WriteByte(sep)
+			col++
+		}
+		if right != nil && *right != "" {
+			s.WriteString(strings.Repeat(" ", max(0, col2-col)))
+			writeHalf(&s, *right, half)
+		}
+		fmt.Fprintln(w, s.String())
+	}
+	ops := diffLines(a, b)
+	for k := 0; k < len(ops); {
+		if ops[k].kind == ' ' {
+			line(&ops[k].line, ' ', &ops[k].line)
+			k++
+			continue
+		}
+		var dels, adds []string
+		for k < len(ops) && ops[k].kind == '-' {
+			dels = append(dels, ops[k].line)
+			k++
+		}
+		for k < len(ops) && ops[k].kind == '+' {
+			adds = append(adds, ops[k].line)
+			k++
+		}
+		for i := 0; i < max(len(dels), len(adds)); i++ {
+			switch {
+			case i < len(dels) && i < len(adds):
+				line(&dels[i], '|', &adds[i])
+			case i < len(dels):
+				line(&dels[i], '<', nil)
+			default:
+				line(nil, '>', &adds[i])
+			}
+		}
+	}
+}
+
+// writeHalf writes the first n columns (runes) of text and returns how
+// many it wrote.
+func writeHalf(s *strings.Builder, text string, n int) int {
+	col := 0
+	for _, r := range text {
+		if col == n {
+			break
+		}
+		s.WriteRune(r)
+		col++
+	}
+	return col
+}
