@@ -2,10 +2,12 @@ package sim
 
 import (
 	"flag"
+	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vfslab/vfslab/fscrypt"
 )
@@ -120,5 +122,54 @@ func TestExplainRead(t *testing.T) {
 	g.Measurements[0].Events = nil
 	if s := explainRead(g); s != "" {
 		t.Errorf("without a counting run: %q", s)
+	}
+}
+
+var readInterleave = flag.Int("sim.readinterleave", 0, "rounds of TestReadInterleavedCPU (0: skip)")
+
+// TestReadInterleavedCPU measures the read workload's four variants in the
+// same time window: round after round, one operation of each variant in
+// turn, each timed by the process's CPU time and by the wall clock; it
+// logs each variant's median and its ratio to workqueue. On a shared,
+// loaded machine the CPU time is the steadier of the two. Off by default:
+//
+//	go test -run TestReadInterleavedCPU ./sim -v -args -sim.readinterleave=40 -sim.readmib=16
+func TestReadInterleavedCPU(t *testing.T) {
+	if *readInterleave <= 0 {
+		t.Skip("-sim.readinterleave=N runs it")
+	}
+	for _, req := range []string{"base", "upstream"} {
+		var ops []func(int) error
+		var names []string
+		for _, v := range fscrypt.CryptoBioPatch.Variants {
+			c := allocCase{"read", map[string]string{"mib": strconv.Itoa(*readBenchMiB), "requests": req}, v.Name}
+			s, _ := allocSystem(t, c, false)
+			defer s.close()
+			if err := s.ops[0](0); err != nil {
+				t.Fatal(err)
+			}
+			ops, names = append(ops, s.ops[0]), append(names, v.Name)
+		}
+		cpu := make([][]float64, len(ops))
+		wall := make([][]float64, len(ops))
+		for r := 1; r <= *readInterleave; r++ {
+			for i, op := range ops {
+				c0, w0 := processCPU(), time.Now()
+				if err := op(r); err != nil {
+					t.Fatal(err)
+				}
+				cpu[i] = append(cpu[i], float64(processCPU()-c0))
+				wall[i] = append(wall[i], float64(time.Since(w0)))
+			}
+		}
+		bytes := float64(*readBenchMiB << 20)
+		var b strings.Builder
+		fmt.Fprintf(&b, "requests=%s, %d MiB, %d interleaved rounds (median):", req, *readBenchMiB, *readInterleave)
+		cw, ww := median(cpu[0]), median(wall[0])
+		for i, n := range names {
+			c, w := median(cpu[i]), median(wall[i])
+			fmt.Fprintf(&b, "\n  %-9s cpu %6.2f ms (%5.0f MB/s, x%.2f)   wall %6.2f ms (%5.0f MB/s, x%.2f)", n, c/1e6, bytes/c*1e3, cw/c, w/1e6, bytes/w*1e3, ww/w)
+		}
+		t.Log(b.String())
 	}
 }
