@@ -333,35 +333,33 @@ func explainRead(g *Group) string {
 	if len(costs) > 0 {
 		b.WriteString("Measured here: " + strings.Join(costs, "; ") + ". ")
 	}
-	// The share of the alike work in the fastest variant's time.
+	// The largest significant gap between the pairs, against the
+	// fastest variant's op.
 	if fast := sorted[0]; ns(fast) > 0 && bios > 0 {
 		var biggest string
 		var big float64
 		for _, c := range []struct {
 			name string
-			d    float64
+			a, b *Measurement
 		}{
-			{"the decryption's context (workqueue vs inline)", diffNs(wq, in, ns)},
-			{"the number of requests (inline vs bio)", diffNs(in, bi, ns)},
-			{"chain's allocations (chain vs inline)", diffNs(ch, in, ns)},
+			{"where the decryption runs (workqueue vs inline)", wq, in},
+			{"the number of requests (inline vs bio)", in, bi},
+			{"chain's allocations (chain vs inline)", ch, in},
 		} {
-			if abs(c.d) > big {
-				big, biggest = abs(c.d), c.name
+			if c.a == nil || c.b == nil || c.a.Stats(c.b).NsPerOp.P >= 0.05 {
+				continue
+			}
+			if d := abs(ns(c.a) - ns(c.b)); d > big {
+				big, biggest = d, c.name
 			}
 		}
 		if biggest != "" {
-			fmt.Fprintf(&b, "The largest gap, %.1f%% of the fastest variant's op, comes from %s.", 100*big/ns(fast), biggest)
+			fmt.Fprintf(&b, "The largest significant gap, %.1f%% of the fastest variant's op, comes from %s.", 100*big/ns(fast), biggest)
+		} else {
+			b.WriteString("No gap between the pairs is significant in this run (p >= 0.05): more runs (--count) or a quieter machine separate them.")
 		}
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// diffNs is ns(a) - ns(b), 0 when either is missing.
-func diffNs(a, b *Measurement, ns func(*Measurement) float64) float64 {
-	if a == nil || b == nil {
-		return 0
-	}
-	return ns(a) - ns(b)
 }
 
 func costOrGain(d float64) string {

@@ -113,11 +113,20 @@ func TestExplainRead(t *testing.T) {
 		"workqueue 256 skcipher requests, 260 kmallocs, 4 decrypt works queued",
 		"bio 4 skcipher requests, 4 kmallocs, 0 decrypt works queued, 252 pages read back wrong",
 		"hop per bio costs 10.0 us", "a per-data-unit request costs 0.40 us", "260 extra kmallocs (chained requests and their IVs) costs 0.38 us",
-		"comes from the number of requests (inline vs bio)",
+		"largest significant gap, 11.1% of the fastest variant's op, comes from the number of requests (inline vs bio)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("explanation lacks %q:\n%s", want, got)
 		}
+	}
+	// Overlapping samples: no gap is significant, and it says so.
+	for _, m := range g.Measurements {
+		for i := range m.NsPerOp {
+			m.NsPerOp[i] = 1_000_000 + float64(i*100_000)
+		}
+	}
+	if s := explainRead(g); !strings.Contains(s, "No gap between the pairs is significant") {
+		t.Errorf("with overlapping samples: %s", s)
 	}
 	g.Measurements[0].Events = nil
 	if s := explainRead(g); s != "" {
