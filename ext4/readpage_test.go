@@ -262,3 +262,35 @@ func TestReadVariants(t *testing.T) {
 		})
 	}
 }
+
+// TestReadFailedBioRetried: a bio whose decryption fails (here its first
+// request's kmalloc, failed with fail-nth) ends its folios' reads without
+// PG_uptodate; the reader then reads each of them with ->read_folio
+// (ext4_read_folio: a bio of one folio, decrypted the same way), as
+// filemap_update_page does, and gets the right data: 1 bio of 64 folios,
+// then 64 of one.
+func TestReadFailedBioRetried(t *testing.T) {
+	set := patch.Set{}.MustWith(fscrypt.CryptoBioPatch, "inline").MustWith(fscrypt.FnameOnstackPatch, "base")
+	m := newReadMachine(t, false, set)
+	want := pattern(256<<10, 5)
+	m.writeAt("/e/f", want, 0)
+	m.sys.DropCaches(m.t, 1)
+	fd, err := m.p.Open(m.t, "/e/f", vfs.O_RDONLY, 0)
+	m.must(err)
+	defer m.p.Close(m.t, fd)
+	bios0 := m.events(vfs.EvBioSubmit)
+	// The bio's post-read context is the first fault injection point,
+	// its first data unit's request the second (GFP_NOFS: failslab's
+	// ignore-gfp-wait off).
+	m.k.Failslab.SetIgnoreGFPWait(false)
+	m.t.Ctx.FailNth = 2
+	got := make([]byte, len(want))
+	n, err := m.p.Read(m.t, fd, got)
+	m.t.Ctx.FailNth = 0
+	if err != nil || n != len(want) || !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, %v; data equal: %t", n, err, bytes.Equal(got[:max(n, 0)], want[:max(n, 0)]))
+	}
+	if bios := m.events(vfs.EvBioSubmit) - bios0; bios != 65 {
+		t.Errorf("%d bios, want 65: the failed one and one per folio read again", bios)
+	}
+}

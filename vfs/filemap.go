@@ -500,16 +500,27 @@ func (m *AddressSpace) filemapGetReadBatch(index, last uint64, fb *folioBatch) {
 // waited for; the caller looks it up again.
 var errTruncatedPage = errors.New("AOP_TRUNCATED_PAGE")
 
-// filemapReadFolio is filemap_read_folio: ->read_folio into the locked
-// folio f, which ends its read. EIO when it is not uptodate afterwards.
+// filemapReadFolio is filemap_read_folio: ->read_folio of the locked folio
+// f, then folio_wait_locked until its read ends; EIO when it is not
+// uptodate afterwards. A filesystem with ->readahead reads it as its
+// ->read_folio does (ext4_read_folio is ext4_mpage_readpages of the one
+// folio: a bio, decrypted in its completion); the others fill it with
+// AddressSpaceOperations.ReadFolio.
 func filemapReadFolio(t *kernel.Task, m *AddressSpace, f *block.Folio) error {
 	defer t.Trace("filemap_read_folio")()
+	if ra, ok := m.Ops.(Readaheader); ok {
+		rac := &m.scratch.rac
+		*rac = ReadaheadControl{Mapping: m, index: f.Index, nrPages: 1 << f.Order}
+		ra.Readahead(t, rac)
+		f.WaitLocked()
+		if !f.TestUptodate() {
+			return errno.EIO
+		}
+		return nil
+	}
 	err := m.Ops.ReadFolio(t, m.Host, f.Index, f.Data)
 	f.EndRead(err == nil)
-	if err != nil {
-		return err
-	}
-	return nil
+	return err
 }
 
 // filemapUpdatePage is filemap_update_page: f, the batch's last folio, is
