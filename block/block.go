@@ -12,17 +12,22 @@
 // bio_for_each_folio_all.
 //
 // Locking: a Bio and its folios belong to whoever submitted or completed
-// them, as in the kernel (the folios are locked for the duration of the read);
-// nothing here takes a lock.
+// them, as in the kernel; a page-cache folio is locked (Folio.Lock,
+// PG_locked) for the duration of its read, and the completion unlocks it
+// (Folio.EndRead). loop.go is drivers/block/loop.c: a device whose bios
+// its own worker completes.
 package block
 
 import (
 	"fmt"
 	"iter"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/kernel"
 )
 
 // Page geometry of the modelled machine (x86-64: 4 KiB pages).
@@ -40,6 +45,16 @@ const (
 // caching the file range starting at page Index. Data holds the folio's
 // bytes (PageSize << Order); the filesystem reads ciphertext into it and
 // fscrypt decrypts it in place.
+//
+// Its flags are the kernel's page flags (include/linux/page-flags.h):
+// PG_locked (Lock, TryLock, Unlock, WaitLocked), PG_uptodate
+// (TestUptodate, MarkUptodate), PG_readahead (TestReadahead,
+// SetReadahead, ClearReadahead) and the model's read error mark
+// (TestError). They are atomic, as the kernel's bit operations are: a
+// reader may test PG_uptodate without the lock. PG_locked is a mutex,
+// which the task that completes a read unlocks (folio_end_read), as
+// folio_unlock may run in another context than folio_lock; WaitLocked
+// is folio_wait_locked. A Folio must not be copied once in use.
 type Folio struct {
 	// Index is folio->index: the file offset of the folio in pages.
 	Index uint64
@@ -50,11 +65,97 @@ type Folio struct {
 	// Host stands for folio->mapping->host: the inode whose page cache
 	// holds the folio. The filesystem layer sets it; block never reads it.
 	Host any
-	// Uptodate is PG_uptodate: set when the folio's contents are valid.
-	Uptodate bool
-	// Error records a read error on the folio (the model's stand-in for
-	// the folio being left !uptodate after a failed read).
-	Error bool
+
+	flags atomic.Uint32
+	lock  sync.Mutex
+}
+
+// Folio flag bits (the model's numbering; the kernel's PG_* are bit
+// numbers of folio->flags).
+const (
+	pgLocked uint32 = 1 << iota
+	pgUptodate
+	pgReadahead
+	pgError
+)
+
+// Lock is folio_lock: it sleeps until it holds PG_locked.
+func (f *Folio) Lock() {
+	f.lock.Lock()
+	f.flags.Or(pgLocked)
+}
+
+// TryLock is folio_trylock: PG_locked if it is free, without sleeping.
+func (f *Folio) TryLock() bool {
+	if !f.lock.TryLock() {
+		return false
+	}
+	f.flags.Or(pgLocked)
+	return true
+}
+
+// Unlock is folio_unlock: it clears PG_locked and wakes the waiters. Any
+// task may unlock a folio another locked (the read completion does).
+func (f *Folio) Unlock() {
+	f.flags.And(^pgLocked)
+	f.lock.Unlock()
+}
+
+// TestLocked is folio_test_locked.
+func (f *Folio) TestLocked() bool { return f.flags.Load()&pgLocked != 0 }
+
+// WaitLocked is folio_wait_locked: it sleeps until PG_locked is clear
+// (the read in flight on the folio has completed). What the completion
+// wrote before unlocking is visible afterwards.
+func (f *Folio) WaitLocked() {
+	f.lock.Lock()
+	//lint:ignore SA2001 the empty critical section is the wait for the unlock
+	f.lock.Unlock()
+}
+
+// TestUptodate is folio_test_uptodate.
+func (f *Folio) TestUptodate() bool { return f.flags.Load()&pgUptodate != 0 }
+
+// MarkUptodate is folio_mark_uptodate.
+func (f *Folio) MarkUptodate() { f.flags.Or(pgUptodate) }
+
+// ClearUptodate is folio_clear_uptodate.
+func (f *Folio) ClearUptodate() { f.flags.And(^pgUptodate) }
+
+// TestError reports whether the last read of the folio failed (the model's
+// mark for a folio left !uptodate by folio_end_read(folio, false)).
+func (f *Folio) TestError() bool { return f.flags.Load()&pgError != 0 }
+
+// TestReadahead is folio_test_readahead (PG_readahead: the folio that
+// triggers the next asynchronous readahead when a read reaches it).
+func (f *Folio) TestReadahead() bool { return f.flags.Load()&pgReadahead != 0 }
+
+// SetReadahead is folio_set_readahead.
+func (f *Folio) SetReadahead() { f.flags.Or(pgReadahead) }
+
+// ClearReadahead is folio_clear_readahead.
+func (f *Folio) ClearReadahead() { f.flags.And(^pgReadahead) }
+
+// EndRead is folio_end_read (mm/filemap.c): the end of a read of a locked
+// folio. With success the folio becomes uptodate; without, it stays
+// !uptodate (and the model marks the error). Then PG_locked is cleared and
+// the waiters woken.
+func (f *Folio) EndRead(success bool) {
+	if success {
+		f.flags.Or(pgUptodate)
+		f.flags.And(^pgError)
+	} else {
+		f.flags.Or(pgError)
+	}
+	f.Unlock()
+}
+
+// Reset makes an unlocked folio fresh for reuse at page index index with
+// host host (the page allocator handing out a freed page): flags cleared,
+// data kept (the caller overwrites it).
+func (f *Folio) Reset(index uint64, host any) {
+	f.Index, f.Host = index, host
+	f.flags.Store(0)
 }
 
 // NewFolio returns a folio of 2^order pages at page index index, with zeroed
@@ -76,7 +177,7 @@ func (f *Folio) Pos() int64 { return int64(f.Index) << PageShift }
 
 // String is the canonical one-line dump: "folio{index=3 order=0 size=4096}".
 func (f *Folio) String() string {
-	return fmt.Sprintf("folio{index=%d order=%d size=%d uptodate=%t}", f.Index, f.Order, f.Size(), f.Uptodate)
+	return fmt.Sprintf("folio{index=%d order=%d size=%d uptodate=%t}", f.Index, f.Order, f.Size(), f.TestUptodate())
 }
 
 // FolioVec is one vector of a bio: Len bytes of Folio starting at Offset
@@ -181,6 +282,10 @@ type Bio struct {
 	Status BlkStatus
 	// EndIO is bi_end_io, called by BioEndio.
 	EndIO func(*Bio)
+	// EndIOTask, when set, is bi_end_io for a completion that runs as
+	// a task (BioEndioTask): t is the completing context (the loop
+	// worker, the submitter of a synchronous device).
+	EndIOTask func(t *kernel.Task, b *Bio)
 	// Private is bi_private, for the submitter's use.
 	Private any
 	// Sector is bi_iter.bi_sector: the first 512-byte sector on the device.
@@ -226,6 +331,17 @@ func BioEndio(b *Bio) {
 	if b.EndIO != nil {
 		b.EndIO(b)
 	}
+}
+
+// BioEndioTask is bio_endio run by task t: EndIOTask(t, b) if set,
+// otherwise EndIO(b).
+func BioEndioTask(t *kernel.Task, b *Bio) {
+	defer t.Trace("bio_endio")()
+	if b.EndIOTask != nil {
+		b.EndIOTask(t, b)
+		return
+	}
+	BioEndio(b)
 }
 
 // String is the canonical one-line dump: the status and each vector as

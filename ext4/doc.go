@@ -54,7 +54,8 @@
 // contents go through the VFS's generic page paths (vfs.FilemapRead,
 // vfs.GenericFileWriteIter, vfs.TruncateSetsize over vfs.BlockAops, given
 // ext4's block map), which encrypt them per data unit through fscrypt's
-// page-cache helpers. The encryption context is the encryption xattr (index 9, name
+// page-cache helpers; reads take ext4's ->readahead (readpage.go:
+// ext4_mpage_readpages' bios, decrypted in their completion). The encryption context is the encryption xattr (index 9, name
 // "c"); the root cannot be encrypted. Casefolding is set per empty directory
 // with FS_IOC_SETFLAGS (FS_CASEFOLD_FL) on a filesystem made with the
 // casefold feature (Options.Casefold).

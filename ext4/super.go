@@ -253,7 +253,7 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	sb.dirOps, sb.dirFileOps = &dirOps{sb: sb}, &dirFileOps{sb: sb}
 	sb.fileOps, sb.fileFileOps = libfs.RegularFile("ext4", sb.ioctl)
 	sb.symlinkOps = libfs.Symlink(func(i *vfs.Inode) []byte { return EXT4_I(i).target })
-	sb.aops = vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &EXT4_I(i).data })
+	sb.aops = aops{vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &EXT4_I(i).data }), sb}
 	sb.XattrCrypt = libfs.XattrCrypt{
 		Xattrs:    func(i *vfs.Inode) *vfs.SimpleXattrs { return &EXT4_I(i).xattrs },
 		KeyPrefix: "ext4:", // ext4_cryptops.legacy_key_prefix

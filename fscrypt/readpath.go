@@ -42,6 +42,12 @@ type ReadPathOptions struct {
 // fscrypt_decrypt_bio through fscrypt_enqueue_decrypt_work), or directly in
 // the completion context (inline, chain and bio, as in seed 003's
 // experiments, which removed the workqueue first).
+//
+// ReadPath is the read side without a filesystem, kept for the
+// crypto-level benchmarks (BenchmarkReadPath), vfslab draw and vfslab
+// trace readbio. Seed 003's experiment itself, sim's read workload, reads
+// through the VFS instead: filemap_read, readahead, ext4's bios over a
+// loop device, and EnqueueDecryptWork below.
 type ReadPath struct {
 	inode Inode
 	// first is the page index of Disk[0] in the file.
@@ -196,8 +202,9 @@ func (rp *ReadPath) decrypt(w *kernel.Task, bio *block.Bio) {
 func (rp *ReadPath) finish(bio *block.Bio) {
 	ok := bio.Status == block.BlkStsOK
 	for _, v := range bio.Vecs {
-		v.Folio.Uptodate = ok
-		v.Folio.Error = !ok
+		if ok {
+			v.Folio.MarkUptodate()
+		}
 	}
 	bio.Private.(*readBio).done <- bio
 }
@@ -208,7 +215,7 @@ func (rp *ReadPath) getFolio(index uint64) *block.Folio {
 	if n := len(rp.pool); n > 0 {
 		f := rp.pool[n-1]
 		rp.pool = rp.pool[:n-1]
-		*f = block.Folio{Index: index, Data: f.Data, Host: rp.inode}
+		f.Reset(index, rp.inode)
 		return f
 	}
 	f := block.NewFolio(index, 0)
@@ -328,4 +335,32 @@ func (rp *ReadPath) Read(t *kernel.Task, dst []byte, off int64) error {
 		rp.putBio(rb)
 	}
 	return firstErr
+}
+
+// ReadWorkqueue is fscrypt_read_workqueue of machine k (fs/crypto/crypto.c
+// fscrypt_init: alloc_workqueue("fscrypt_read_queue", WQ_UNBOUND |
+// WQ_HIGHPRI, num_online_cpus()), the CPUs being GOMAXPROCS).
+func ReadWorkqueue(k *kernel.Kernel) *kernel.Workqueue {
+	return k.Workqueue("fscrypt_read_queue", runtime.GOMAXPROCS(0))
+}
+
+// EnqueueDecryptWork is fscrypt_enqueue_decrypt_work, as the crypto-bio
+// variant has it: in the workqueue variant (the kernel's) the filesystem's
+// post-read work (ext4's decrypt_work) is queued on fscrypt_read_workqueue
+// and runs on a kworker; seed 003's experiments removed the workqueue, so
+// in the inline, chain and bio variants the work runs at once, in the
+// context of the bio's completion (t: the loop worker of the seed's
+// loop device). t counts fscrypt_decrypt_work for a queued work.
+func EnqueueDecryptWork(t *kernel.Task, w *kernel.Work) {
+	switch v := cryptoBio.Of(t.K.Patches()); v {
+	case BioWorkqueue:
+		defer t.Trace("fscrypt_enqueue_decrypt_work")()
+		t.Inc(EvDecryptWork)
+		ReadWorkqueue(t.K).QueueWork(t, w)
+	case BioInline, BioChain, BioWhole:
+		if t.Tracing() {
+			t.TraceNote("crypto-bio=%s: no decrypt workqueue; the post-read work runs in the bio's completion", CryptoBioPatch.Variants[v].Name)
+		}
+		w.Func.RunWork(t, w)
+	}
 }

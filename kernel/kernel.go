@@ -48,8 +48,9 @@ type Kernel struct {
 	countedMu sync.Mutex
 	counted   []*Task
 
-	random  random        // get_random_bytes (random.go)
-	tainted atomic.Uint64 // tainted_mask (panic.go)
+	workqueues workqueues    // alloc_workqueue's list (workqueue.go)
+	random     random        // get_random_bytes (random.go)
+	tainted    atomic.Uint64 // tainted_mask (panic.go)
 }
 
 // Config is what a machine is made with (NewWith).

@@ -75,7 +75,7 @@ func (o *fileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
 // decryption), ENOMEM.
 func (o *fileOps) ReadIter(t *kernel.Task, f *vfs.File, buf []byte, pos *int64) (int, error) {
 	defer t.Trace(o.read)()
-	return vfs.FilemapRead(t, &f.Inode().Data, buf, pos)
+	return vfs.GenericFileReadIter(t, f, buf, pos)
 }
 
 // WriteIter is ext4_file_write_iter / f2fs_file_write_iter, which take the

@@ -61,6 +61,10 @@ type Headline struct {
 	// headline so that the whole report fits its time (docs/CLI.md), and
 	// stated in every row.
 	Size, DebugSize Size
+	// Explain, when set, says from a run's measurements (their event
+	// counts and speeds) why the variants come out in the order they do;
+	// the report prints it beside the seed's figures (ReportRow.Explain).
+	Explain func(g *Group) string
 
 	workload *Workload
 }
@@ -319,6 +323,9 @@ type ReportRow struct {
 	// Command is the vfslab ab command line that measures the row, set by
 	// the caller that knows how it ran.
 	Command string `json:"command"`
+	// Explain is the headline's explanation of the order of its variants
+	// in this run (Headline.Explain), the same on every row of a group.
+	Explain string `json:"explain,omitempty"`
 }
 
 // EventPair is an event's count per operation on the variant compared
@@ -385,11 +392,15 @@ func (h *Headline) Rows(rep *Report, slubDebug bool) []ReportRow {
 	for _, g := range rep.Groups {
 		base := g.Measurements[0]
 		bst := base.Stats(nil)
+		explain := ""
+		if h.Explain != nil {
+			explain = h.Explain(g)
+		}
 		for _, m := range g.Measurements[1:] {
 			st := m.Stats(base)
 			row := ReportRow{Patch: h.ID(), Workload: h.workload.Name, SlubDebug: slubDebug, Threads: g.Threads,
 				Variant: m.Variant, Against: base.Variant, Metric: h.Metric, Seed: h.Seed, Kmallocs: m.Kmallocs, BaseKmalloc: base.Kmallocs,
-				Bugs: len(m.Bugs), Params: paramString(rep.Params), Runs: len(m.NsPerOp), OpsPerRun: m.Ops, PerOp: perOp, Unit: unit}
+				Bugs: len(m.Bugs), Params: paramString(rep.Params), Runs: len(m.NsPerOp), OpsPerRun: m.Ops, PerOp: perOp, Unit: unit, Explain: explain}
 			if len(h.Together) > 0 {
 				row.Patches = m.Patches.Changed()
 			}

@@ -15,7 +15,8 @@ import (
 // decrypt workqueue's workers), and the counting run merges them. With
 // requests=base (kmalloc'd requests, seed 003's kernel) every data unit
 // costs one request kmalloc in the workqueue and inline variants; with
-// requests=upstream (on-stack) none.
+// requests=upstream (on-stack) none. Every bio also takes ext4's
+// bio_post_read_ctx from its mempool (a kmem_cache_alloc).
 func TestReadCountsPathTasks(t *testing.T) {
 	w, err := Lookup("read")
 	if err != nil {
@@ -40,9 +41,13 @@ func TestReadCountsPathTasks(t *testing.T) {
 			if req == "upstream" {
 				want = 0
 			}
-			if m.Kmallocs != want || m.Events["skcipher_request_alloc"] != want {
-				t.Errorf("requests=%s %s: %v kmallocs (%v request allocations) per op, want %v",
-					req, m.Variant, m.Kmallocs, m.Events["skcipher_request_alloc"], want)
+			bios := m.Events["submit_bio"]
+			if bios != units/64 {
+				t.Errorf("requests=%s %s: %v bios per op, want %v (256 KiB each)", req, m.Variant, bios, units/64)
+			}
+			if m.Kmallocs != want+bios || m.Events["skcipher_request_alloc"] != want {
+				t.Errorf("requests=%s %s: %v kmallocs (%v request allocations) per op, want %v + %v post-read contexts",
+					req, m.Variant, m.Kmallocs, m.Events["skcipher_request_alloc"], want, bios)
 			}
 			t.Logf("requests=%s %-9s kmalloc/op %.0f for %.0f data units", req, m.Variant, m.Kmallocs, units)
 		}
@@ -69,8 +74,8 @@ func TestReportedVariantsRan(t *testing.T) {
 	if m.Patches != base || rep.Base != "fscrypt-fname-onstack=v2" || rep.Params["requests"] != "v2" {
 		t.Errorf("ran %v, reported with %q, requests=%q; want %v", m.Patches, rep.Base, rep.Params["requests"], base)
 	}
-	if units := float64(1<<20) / block.PageSize; m.Kmallocs != units {
-		t.Errorf("v2 requests: %v kmallocs per op, want one per data unit (%v)", m.Kmallocs, units)
+	if units := float64(1<<20) / block.PageSize; m.Kmallocs != units+m.Events["submit_bio"] {
+		t.Errorf("v2 requests: %v kmallocs per op, want one per data unit (%v) and one post-read context per bio (%v)", m.Kmallocs, units, m.Events["submit_bio"])
 	}
 
 	_, err = Run(Config{Workload: w, Base: base, Ops: 1, CountOps: 1, Count: 1, Params: map[string]string{"mib": "1", "requests": "base"}})

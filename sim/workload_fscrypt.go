@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/vfslab/vfslab/block"
 	"github.com/vfslab/vfslab/crypto"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/kernel"
-	"github.com/vfslab/vfslab/patch"
 )
 
 // The fscrypt-level workloads run on the in-memory fscrypt test filesystem
@@ -46,33 +44,6 @@ var (
 			Events:    []string{"kernel_fpu_begin"},
 			Size:      Size{Ops: 30000, Count: 5},
 			DebugSize: Size{Ops: 3000, Count: 5},
-		}},
-	})
-	_ = Register(&Workload{
-		Name:    "read",
-		Summary: "read an encrypted file sequentially in 256 KiB bios, decrypting on the read path",
-		Patch:   fscrypt.CryptoBioPatch,
-		Params: []Param{
-			{Name: "mib", Default: "64", Help: "file size in MiB (one operation reads it all); every variant's system holds the file", Range: IntRange(1, 256)},
-			{Name: "requests", Default: "upstream", Patch: fscrypt.FnameOnstackPatch,
-				Help: "per-data-unit requests, as the fscrypt-fname-onstack variant: upstream (on-stack, sync tfm) or base (kmalloc'd, as seed 003's kernel)"},
-		},
-		// Each data unit's request is allocated as the fscrypt-fname-onstack
-		// variant does (the requests parameter).
-		Exercises: []*patch.Patch{fscrypt.FnameOnstackPatch},
-		Setup:     setupRead,
-		Headlines: []*Headline{{
-			Patch:      fscrypt.CryptoBioPatch,
-			Params:     map[string]string{"mib": "64"},
-			Metric:     MetricMB,
-			SeedRatios: map[string]float64{"inline": 2.4 / 2.5, "chain": 1, "bio": 2.4 / 2.1},
-			Seed:       "8 GB file, ext4 on loop on tmpfs, xts-vaes: workqueue 2.4 s, inline 2.5 s, chain ~2.4 s, bio 2.1 s",
-			// The report's budget (docs/CLI.md): reads of the whole file
-			// per timed run, one in the counting run; under slub_debug
-			// a 16 MiB file.
-			Unit:      ParamUnit("mib", "MiB"),
-			Size:      Size{Ops: 2, Count: 5, CountOps: 1},
-			DebugSize: Size{Params: map[string]string{"mib": "16"}, Ops: 2, Count: 4, CountOps: 1},
 		}},
 	})
 )
@@ -212,93 +183,3 @@ func (in *v1kdfInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
 }
 
 func (in *v1kdfInst) Close() error { return nil }
-
-type readInst struct {
-	env  *Env
-	file *bare.Inode
-	disk []byte
-	rps  []*fscrypt.ReadPath
-}
-
-func setupRead(env *Env) (Instance, error) {
-	mib, err := strconv.Atoi(env.Param("mib"))
-	if err != nil || mib <= 0 || mib > 8192 {
-		return nil, fmt.Errorf("read: bad mib %q", env.Param("mib"))
-	}
-	// The requests parameter is the kernel's fscrypt-fname-onstack
-	// variant, which Run has selected (Param.Patch).
-	t := env.K.NewTask("read-setup")
-	defer t.Exit()
-	sb, id, err := fscryptFS(t, crypto.NewAPI())
-	if err != nil {
-		return nil, err
-	}
-	in := &readInst{env: env}
-	if in.file, err = encryptedInode(t, sb, v2Policy(id), 7, 12, fscrypt.SIFREG|0o644); err != nil {
-		return nil, err
-	}
-	size := mib << 20
-	in.disk = make([]byte, size)
-	folio := block.NewFolio(0, 0)
-	folio.Host = fscrypt.Inode(in.file)
-	for off := 0; off < size; off += block.PageSize {
-		folio.Index = uint64(off / block.PageSize)
-		fillPage(folio.Data, folio.Index)
-		bounce, err := fscrypt.EncryptPagecacheBlocks(t, folio, block.PageSize, 0)
-		if err != nil {
-			return nil, err
-		}
-		copy(in.disk[off:], bounce)
-		fscrypt.FreeBouncePage(t, bounce)
-	}
-	return in, nil
-}
-
-// fillPage fills a page with a pattern that depends on its index, so a
-// wrongly decrypted page is detected.
-func fillPage(p []byte, index uint64) {
-	for i := range p {
-		p[i] = byte(uint64(i)*131 + index*7 + uint64(i>>8))
-	}
-}
-
-func (in *readInst) Worker(w int, t *kernel.Task) (func(int) error, error) {
-	// The path's device and workqueue tasks count on a counting kernel,
-	// and the counting run merges them.
-	rp, err := fscrypt.NewReadPath(in.env.K, in.file, 0, in.disk, fscrypt.ReadPathOptions{})
-	if err != nil {
-		return nil, err
-	}
-	in.rps = append(in.rps, rp)
-	dst := make([]byte, len(in.disk))
-	want := make([]byte, block.PageSize)
-	last := uint64(len(in.disk)/block.PageSize) - 1
-	// crypto-bio=bio as posted decrypts only the first data unit of each
-	// bio right (the x86 XTS glue increments the tweak, not the IV; see
-	// fscrypt.DecryptBio): the check expects exactly that there.
-	asPosted := fscrypt.CryptoBioOf(in.env.K.Patches()).FirstUnitOnly()
-	return func(i int) (err error) {
-		defer t.Recover(&err)
-		if err := rp.Read(t, dst, 0); err != nil {
-			return err
-		}
-		for _, idx := range []uint64{0, last} {
-			fillPage(want, idx)
-			right := bytes.Equal(dst[idx*block.PageSize:(idx+1)*block.PageSize], want)
-			if wantRight := !asPosted || idx%(fscrypt.MaxBioSize/block.PageSize) == 0; right != wantRight {
-				return fmt.Errorf("read: page %d decrypted right %t, want %t", idx, right, wantRight)
-			}
-		}
-		return nil
-	}, nil
-}
-
-// BytesPerOp is the file size: one operation reads the whole file.
-func (in *readInst) BytesPerOp() int64 { return int64(len(in.disk)) }
-
-func (in *readInst) Close() error {
-	for _, rp := range in.rps {
-		rp.Close()
-	}
-	return nil
-}

@@ -47,6 +47,10 @@ type Config struct {
 	// NoKey removes /secret's key after the files are made, so its names
 	// are no-key names and its files cannot be opened.
 	NoKey bool
+	// Loop puts the root filesystem's device on loop device 0 (losetup
+	// of a file in memory, as seed 003's experiment), so that its bios go
+	// to the loop worker; only for a filesystem on a block device.
+	Loop bool
 	// Comm is the name of the task that makes the files and runs the
 	// recorded syscalls (default "vfslab-teach").
 	Comm string
@@ -100,7 +104,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	t := k.NewTask(comm)
 	f := cfg.Features
 	f.Encrypt = true
-	sys, p, err := vfs.BootNew(t, vfs.Config{}, fst, f, "")
+	sys, p, err := boot(t, fst, f, cfg.Loop)
 	if err != nil {
 		t.Exit()
 		return nil, err
@@ -112,6 +116,29 @@ func NewMachine(cfg Config) (*Machine, error) {
 	}
 	k.Log = &kernel.Log{}
 	return m, nil
+}
+
+// boot formats a new filesystem of type fst with features f and mounts it
+// as the root (vfs.BootNew), with loop first setting its device up as loop
+// device 0. Errors: EINVAL for loop on a type without a device, the
+// mkfs's and the mount's.
+func boot(t *kernel.Task, fst *vfs.FileSystemType, f vfs.Features, loop bool) (*vfs.System, *vfs.Proc, error) {
+	if !loop {
+		return vfs.BootNew(t, vfs.Config{}, fst, f, "")
+	}
+	if !fst.RequiresDev {
+		return nil, nil, fmt.Errorf("%s has no block device to put on a loop device: %w", fst.Name, errno.EINVAL)
+	}
+	var args []string
+	if fst.FeatureArgs != nil {
+		args = fst.FeatureArgs(f)
+	}
+	opts, err := vfs.FormatNew(t, fst, args, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Device.LoopSetup(t.K, 0)
+	return vfs.Boot(t, vfs.Config{}, fst, opts)
 }
 
 // EncryptDirV1 makes the empty directory path an encrypted directory with

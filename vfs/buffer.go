@@ -192,6 +192,9 @@ type BlockDevice struct {
 	imageSize int64
 	backing   string
 	alloc     BlockAllocator
+	// loop, when set, is the loop device whose worker serves the
+	// device's bios (vfs/loop.go).
+	loop *block.LoopDevice
 }
 
 // SetSuper records what mkfs wrote on the device (DeviceSuper).

@@ -90,8 +90,11 @@
 //
 // The shared helpers are the kernel's: a regular file's data is an
 // AddressSpace whose AddressSpaceOperations the filesystem supplies, and
-// its ReadIter, WriteIter and size changes are FilemapRead,
-// GenericFileWriteIter and TruncateSetsize (mm/filemap.c). A filesystem
+// its ReadIter, WriteIter and size changes are GenericFileReadIter
+// (filemap_read), GenericFileWriteIter and TruncateSetsize (mm/filemap.c).
+// Operations that also implement Readaheader (->readahead: ext4's) give
+// the mapping a page cache read through readahead (readahead.go) and the
+// filesystem's bios (SubmitBio, loop.go). A filesystem
 // whose pages live in device blocks gives only its block map (BlockMapper,
 // get_block_t) and uses BlockAops, which reads and writes BlockDevice
 // blocks with fscrypt's contents encryption where the kernel calls it

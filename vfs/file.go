@@ -30,8 +30,11 @@ type File struct {
 	// Private is private_data, the filesystem's per-open data.
 	Private any
 	cred    *kernel.Cred // f_cred
-	// Pad to two cache lines (the filp slab is cache-line aligned).
-	_ [24]byte
+	// ra is f_ra, the readahead state of the file's reads
+	// (readahead.go), under the mapping's lock.
+	ra FileRAState
+	// Pad to three cache lines (the filp slab is cache-line aligned).
+	_ [32]byte
 }
 
 // Cred returns f_cred, the credentials of the process that opened the

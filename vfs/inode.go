@@ -71,7 +71,6 @@ type Inode struct {
 	// kernel's vfs_inode, or i_private).
 	Private any
 	// Pad to a multiple of the cache line.
-	_ [16]byte
 }
 
 // NewInode allocates an inode of sb (new_inode): mode is the file type and
@@ -355,6 +354,7 @@ func (inode *Inode) dropInode(t *kernel.Task) bool {
 // key among it) always; without super operations only the key.
 func evict(t *kernel.Task, inode *Inode) {
 	defer t.Trace("evict")()
+	inode.Data.TruncateInodePagesFinal()
 	if op := inode.sb.op; op != nil {
 		op.EvictInode(t, inode)
 		return

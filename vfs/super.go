@@ -96,6 +96,9 @@ type SuperBlock struct {
 	rdonly atomic.Bool
 	// lazytime is SB_LAZYTIME (atime.go).
 	lazytime atomic.Bool
+	// cached is the set of the superblock's mappings that hold page-cache
+	// folios (the s_inodes that drop_pagecache_sb finds with pages).
+	cached pageCacheSet
 }
 
 // ReadOnly is sb_rdonly: the superblock was mounted or remounted

@@ -494,6 +494,9 @@ func writeReportText(w io.Writer, rows []sim.ReportRow) {
 			here += ", variant = " + r.Patches
 		}
 		fmt.Fprintf(w, "%s: here %s; seed: %s\n", r.Patch, here, r.Seed)
+		if r.Explain != "" {
+			fmt.Fprintf(w, "  why this order: %s\n", r.Explain)
+		}
 	}
 	seen = map[string]bool{}
 	for _, l := range lines {

@@ -61,7 +61,13 @@ Syscalls:
   stat PATH | lstat PATH
   read PATH [N]            open (untraced), read N bytes (default 64,
                            0..1048576), close: the filesystem's ->read_iter
-                           (memfs decrypts the page in place; no bio)
+                           (memfs and f2fs read each page with ->read_folio,
+                           decrypting it in place; ext4 reads through the
+                           page cache: filemap_read, readahead, its bios
+                           and their completion, the decryption where the
+                           crypto-bio variant runs it; with --loop the bios
+                           go to the loop device's worker; the kworkers'
+                           trees follow)
   readbio PATH             an encrypted file's first page read the way
                            ext4 and f2fs read it: a bio submitted, completed
                            by the block device task, decrypted by
@@ -87,25 +93,13 @@ without durations, and prints a unified diff of the two trees (with
   vfslab trace --cold --diff base fscrypt-fname-onstack=v2 stat /secret/note
   vfslab trace --cold --diff base fscrypt-v1-kdf=aeslib open /v1secret/note
   vfslab trace --diff crypto-bio=workqueue crypto-bio=bio readbio /secret/note
+  vfslab trace --fs ext4 --loop --cold --diff crypto-bio=workqueue crypto-bio=bio read /secret/note
 
 Flags may come before or after the syscall; put DATA that starts with '-'
 after '--'.`
 
 // maxTraceRead bounds read's N: the buffer is allocated before the call.
 const maxTraceRead = 1 << 20
-
-// traceFsByName is trace's one decision of which filesystem a name means:
-// a registered type, booted as the machine's root on a fresh device with
-// encryption (and nothing else) when it needs one.
-func traceFsByName(name string) (func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), bool) {
-	fst, err := vfs.GetFsType(name)
-	if err != nil {
-		return nil, false
-	}
-	return func(t *kernel.Task, cfg vfs.Config) (*vfs.System, *vfs.Proc, error) {
-		return vfs.BootNew(t, cfg, fst, vfs.Features{Encrypt: true}, "")
-	}, true
-}
 
 // traceImageBoot boots a machine whose root is the host image path,
 // mounted as filesystem name (what blkid finds on it when name is ""):
@@ -148,7 +142,7 @@ func traceImageBoot(path, name string) (func(*kernel.Task, vfs.Config) (*vfs.Sys
 // traceFlags are the flags of `vfslab trace`.
 type traceFlags struct {
 	patches, fsType, format, clock, diff string
-	cold, noKey, times, show             bool
+	cold, noKey, times, show, loop       bool
 	sideBySide                           bool
 	width                                int
 	image                                string
@@ -185,6 +179,7 @@ func newTraceCmd() *cobra.Command {
 	fs.MarkHidden("nokey")
 	boolFlagNo(fs, &f.times, "times", true, "print each function's duration")
 	fs.BoolVar(&f.show, "events", false, "print the events the syscall counted")
+	fs.BoolVar(&f.loop, "loop", false, "put the filesystem on a loop device over memory (losetup of a tmpfs file, as seed 003's experiment): its bios go to the loop worker, whose tree the trace prints (a filesystem on a block device: ext4, f2fs)")
 	fs.BoolVarP(&f.sideBySide, "side-by-side", "y", false, "with --diff: the two trees in two columns, as diff -y -t prints them, instead of a unified diff")
 	fs.IntVarP(&f.width, "width", "W", 130, "with --side-by-side: the output's width in columns, as diff -W")
 	fs.StringVar(&f.image, "image", "", "boot with the ext4 or f2fs image FILE as the root filesystem (read into memory; the syscall may change the copy, never the file), instead of the machine below; --fs names its type when blkid cannot")
@@ -206,10 +201,16 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	if err != nil {
 		return usageError{"--patches: " + err.Error()}
 	}
-	boot, ok := traceFsByName(f.fsType)
-	if !ok {
+	// The machine is teach's (newTraceMachine); boot is set only for an
+	// --image.
+	fst, err := vfs.GetFsType(f.fsType)
+	if err != nil {
 		return usagef("--fs %q: want one of %s", f.fsType, strings.Join(vfs.FilesystemNames(), ", "))
 	}
+	if f.loop && (!fst.RequiresDev || f.image != "") {
+		return usagef("--loop: --fs %s has no block device of the machine's own to put on a loop device", f.fsType)
+	}
+	var boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error)
 	if (f.sideBySide || cmd.Flags().Changed("width")) && f.diff == "" {
 		return usagef("--side-by-side and --width go with --diff A B")
 	}
@@ -300,7 +301,7 @@ func (r *traceResult) text(times, showEvents bool) []byte {
 // syscall untraced, and runs it with a tracer attached (on the modelled
 // clock when model is set).
 func traceOnce(f *traceFlags, set patch.Set, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), args []string, model bool) (*traceResult, error) {
-	m, err := newTraceMachine(set, f.noKey, f.fsType, boot, f.image == "")
+	m, err := newTraceMachine(set, f, boot)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the machine: %w", err)
 	}
@@ -426,13 +427,14 @@ type traceMachine struct {
 	p   *vfs.Proc
 }
 
-// newTraceMachine boots the machine a traced syscall runs on: with fixture
-// the teaching machine (teach.NewMachine: the files the help lists, and
-// on ext4 and f2fs the casefold feature and /cisecret), else an --image
-// as its maker left it.
-func newTraceMachine(set patch.Set, nokey bool, fsName string, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error), fixture bool) (*traceMachine, error) {
-	if fixture {
-		tm, err := teach.NewMachine(teach.Config{FS: fsName, Patches: set, NoKey: nokey, Comm: "vfslab-trace",
+// newTraceMachine boots the machine a traced syscall runs on: the teaching
+// machine (teach.NewMachine: the files the help lists, on ext4 and f2fs
+// the casefold feature and /cisecret, on a loop device with --loop), or
+// with --image that image as its maker left it (boot).
+func newTraceMachine(set patch.Set, f *traceFlags, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error)) (*traceMachine, error) {
+	if f.image == "" {
+		fsName := f.fsType
+		tm, err := teach.NewMachine(teach.Config{FS: fsName, Patches: set, NoKey: f.noKey, Comm: "vfslab-trace", Loop: f.loop,
 			Features: vfs.Features{Casefold: fsName == "ext4" || fsName == "f2fs"}})
 		if err != nil {
 			return nil, err
@@ -583,13 +585,29 @@ func (m *traceMachine) prepare(args []string) (*traceCall, error) {
 		call := &traceCall{cleanup: func() { p.Close(t, fd) }}
 		if args[0] == "read" {
 			call.desc = fmt.Sprintf("read(%d, buf, %d)", fd, n)
+			f, _ := p.File(fd)
+			_, readahead := f.Inode().Data.Ops.(vfs.Readaheader)
 			call.run = func() string {
-				t.TraceNote("read: the generic path (->read_iter), not fscrypt_decrypt_bio; readbio takes the bio path")
+				if !readahead {
+					t.TraceNote("read: the generic path (->read_folio per page), not fscrypt_decrypt_bio; readbio takes the bio path")
+				}
 				k, err := p.Read(t, fd, buf)
+				// The bio's completion work may still run on a
+				// kworker (the workqueue variant): let it finish.
+				m.k.FlushWorkqueues()
 				if err != nil {
 					return result(0, err)
 				}
 				return fmt.Sprintf("%d %q", k, buf[:k])
+			}
+			call.tasks = func() []kernel.TraceTask {
+				var ts []kernel.TraceTask
+				for _, w := range m.k.WorkqueueTasks() {
+					if w.Tracer != nil {
+						ts = append(ts, kernel.TraceTask{Comm: w.Comm, PID: w.PID, Tracer: w.Tracer})
+					}
+				}
+				return ts
 			}
 		} else {
 			call.desc = fmt.Sprintf("getdents64(%d, buf, %d)", fd, n)
