@@ -77,7 +77,7 @@ func bootImage(tb testing.TB, path string, writable bool) (*env, *vfs.BlockDevic
 		tb.Fatal(err)
 	}
 	e := &env{fstestutil.Boot(tb, "f2fs-image", func(t *kernel.Task) (*vfs.System, *vfs.Proc, error) {
-		return vfs.Boot(t, vfs.Config{}, f2fs.Type, vfs.MountOptions{Device: dev, Source: "vdb"})
+		return vfs.Boot(t, vfs.Config{}, f2fs.Type, vfs.MountOptions{Device: dev, Source: "vdb", ReadOnly: dev.ReadOnly()})
 	})}
 	return e, dev
 }
@@ -269,7 +269,7 @@ func TestImageMountRefused(t *testing.T) {
 			k := kernel.New()
 			tk := k.NewTask("mount")
 			defer tk.Exit()
-			_, _, err = vfs.Boot(tk, vfs.Config{}, f2fs.Type, vfs.MountOptions{Device: dev, Source: "vdb"})
+			_, _, err = vfs.Boot(tk, vfs.Config{}, f2fs.Type, vfs.MountOptions{Device: dev, Source: "vdb", ReadOnly: dev.ReadOnly()})
 			if err != c.errno {
 				t.Fatalf("mount: %v, want %v", err, c.errno)
 			}

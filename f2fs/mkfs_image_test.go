@@ -119,7 +119,7 @@ func TestMkfsImageMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := 0; round < 2; round++ {
-		sys, p, err := vfs.Boot(tk, vfs.Config{}, Type, vfs.MountOptions{Device: dev, Source: "vdb"})
+		sys, p, err := vfs.Boot(tk, vfs.Config{}, Type, vfs.MountOptions{Device: dev, Source: "vdb", ReadOnly: dev.ReadOnly()})
 		if err != nil {
 			t.Fatalf("round %d: %v\n%s", round, err, strings.Join(k.Log.Lines(), "\n"))
 		}
