@@ -142,13 +142,17 @@ type wnode struct {
 // filesystem goes on from it. The caller writes the device back
 // (vfs.BlockDevice.Sync), as sync(2) and umount(8) of an attached image
 // do, and makes no other operation on the filesystem meanwhile (the
-// kernel's f2fs_lock_all is not modelled). Errors: EROFS on a mount of
-// the growing device or of a read-only device, ENOSPC, EFSCORRUPTED, and
-// those of reading the inodes.
+// kernel's f2fs_lock_all is not modelled); vfs.SyncFilesystem calls it
+// at umount and sync(2). Nothing is written on the growing device.
+// Errors: EROFS on a read-only device, ENOSPC, EFSCORRUPTED, and those of
+// reading the inodes.
 func (sbi *SuperBlock) SyncFs(t *kernel.Task) error {
 	defer t.Trace("f2fs_sync_fs")()
 	im := sbi.img
-	if im == nil || im.alloc == nil {
+	if im == nil {
+		return nil // the growing device's layout has no checkpoint to write
+	}
+	if im.alloc == nil {
 		return errno.EROFS
 	}
 	sbi.imgMu.Lock()

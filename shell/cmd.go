@@ -839,7 +839,10 @@ func cmdWhoami(c *cmd) int { fmt.Fprintln(c.out, userName(c.uid)); return 0 }
 // writable attached image is written back to its host file.
 func cmdSync(c *cmd) int {
 	c.m.mu.Lock()
-	err := c.m.syncImages()
+	err := c.m.sys.Sync(c.m.t)
+	if e := c.m.syncImages(); err == nil {
+		err = e
+	}
 	c.m.mu.Unlock()
 	if err != nil {
 		fmt.Fprintf(c.errw, "sync: %v\n", err)

@@ -72,6 +72,11 @@ func (s *System) Umount(t *kernel.Task, proc *Proc, target string) (sb *SuperBlo
 	s.mu.Unlock()
 	m.mountpoint.ClearFlags(t, dcache.Mounted)
 	Path{Mnt: m.parent, Dentry: m.mountpoint}.put(t)
+	// generic_shutdown_super: sync_filesystem before the inodes go (its
+	// error is not the umount's; the filesystem logs what failed).
+	if err := SyncFilesystem(t, sb); err != nil {
+		t.Printk("VFS: sync of %s at umount failed: %v", sb.ID(), err)
+	}
 	for _, inode := range inodes {
 		evictUnused(t, inode)
 	}

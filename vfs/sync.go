@@ -1,0 +1,62 @@
+package vfs
+
+import "github.com/vfslab/vfslab/kernel"
+
+// SyncFser is the optional ->sync_fs super operation: a filesystem that
+// keeps metadata of its own to write (f2fs's checkpoint on an image)
+// implements it on the object it gives SetOps.
+type SyncFser interface {
+	SyncFs(t *kernel.Task) error
+}
+
+// SyncFilesystem is sync_filesystem (fs/sync.c): nothing for a read-only
+// superblock; else the filesystem's ->sync_fs, then the device written
+// back (sync_blockdev: an attached image's host file). generic_shutdown_super
+// calls it at umount and sync(2) for every superblock. Errors: ->sync_fs's
+// and the device's.
+func SyncFilesystem(t *kernel.Task, sb *SuperBlock) error {
+	if sb == nil || sb.ReadOnly() {
+		return nil
+	}
+	defer t.Trace("sync_filesystem")()
+	if s, ok := sb.op.(SyncFser); ok {
+		if err := s.SyncFs(t); err != nil {
+			return err
+		}
+	}
+	if sb.bdev != nil {
+		return sb.bdev.Sync()
+	}
+	return nil
+}
+
+// Sync is sync(2) (ksys_sync): every mounted superblock synced, the first
+// error returned (the kernel's sync(2) returns nothing; sync(1) and the
+// shell report what failed).
+func (s *System) Sync(t *kernel.Task) error {
+	s.mu.Lock()
+	root := s.rootMnt
+	mounts := s.mounts.Load()
+	s.mu.Unlock()
+	var sbs []*SuperBlock
+	if root != nil {
+		sbs = append(sbs, root.SB)
+	}
+	if mounts != nil {
+		for _, mnt := range *mounts {
+			sbs = append(sbs, mnt.SB)
+		}
+	}
+	var first error
+	seen := map[*SuperBlock]bool{}
+	for _, sb := range sbs {
+		if seen[sb] {
+			continue
+		}
+		seen[sb] = true
+		if err := SyncFilesystem(t, sb); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
