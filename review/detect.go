@@ -169,6 +169,17 @@ func firstKernelFrame(stack []string) string {
 	return "?"
 }
 
+// harnessFrame reports a frame of the review's own harness (or of a
+// test's), where a kernel stack ends.
+func harnessFrame(f string) bool {
+	for _, p := range []string{"testing.", "review.Step.", "review.execute", "review.(*machine).", "review/fault."} {
+		if strings.HasPrefix(f, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // stackString renders a stack as kernel names, innermost first.
 func stackString(stack []string) string {
 	if len(stack) == 0 {
@@ -176,7 +187,7 @@ func stackString(stack []string) string {
 	}
 	var names []string
 	for _, f := range stack {
-		if strings.HasPrefix(f, "testing.") || strings.HasPrefix(f, "review.") {
+		if harnessFrame(f) {
 			break
 		}
 		names = append(names, KernelName(f))
@@ -201,8 +212,10 @@ func KernelName(goName string) string {
 	}
 	// "(*T).Method" -> "TMethod" (decrypted_name_prealloc_resize);
 	// "F.func1" -> "F".
+	exported := name != "" && unicode.IsUpper(rune(name[0]))
 	if strings.HasPrefix(name, "(") {
 		if typ, m, ok := strings.Cut(name, ")."); ok {
+			exported = m != "" && unicode.IsUpper(rune(m[0]))
 			typ = strings.TrimLeft(typ, "(*")
 			if j := strings.IndexByte(typ, '['); j >= 0 {
 				typ = typ[:j]
@@ -219,7 +232,6 @@ func KernelName(goName string) string {
 	if j := strings.IndexByte(name, '['); j >= 0 {
 		name = name[:j]
 	}
-	exported := name != "" && unicode.IsUpper(rune(name[0]))
 	var b strings.Builder
 	rs := []rune(name)
 	for i, r := range rs {

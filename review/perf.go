@@ -3,6 +3,7 @@ package review
 import (
 	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/vfslab/vfslab/patch"
@@ -23,11 +24,15 @@ type Perf struct {
 }
 
 // Settings of the review's short headline runs: a verdict, not a
-// measurement (vfslab report and vfslab ab measure).
+// measurement (vfslab report and vfslab ab measure). The counting run
+// does as many operations as a timed run (sim's default), so that a
+// workload whose one operation is a whole seed program stays short.
 const (
-	perfCount    = 3
-	perfRunTime  = 20 * time.Millisecond
-	perfCountOps = 200
+	perfCount   = 2
+	perfRunTime = 10 * time.Millisecond
+	// perfMaxN caps a workload's "n" (files per operation of create):
+	// the rows say the n they ran.
+	perfMaxN = 200
 )
 
 // perfVerdicts runs p's headline on both allocators and returns the
@@ -41,9 +46,16 @@ func perfVerdicts(p *patch.Patch, variants []string) (map[string]*Perf, error) {
 	for _, v := range variants {
 		out[v] = &Perf{Workload: h.Workload().Name, Rows: []sim.ReportRow{}, EventDeltas: map[string]float64{}}
 	}
+	params := map[string]string{}
+	for k, v := range h.Params {
+		params[k] = v
+	}
+	if n, err := strconv.Atoi(params["n"]); err == nil && n > perfMaxN {
+		params["n"] = strconv.Itoa(perfMaxN)
+	}
 	for _, slub := range []bool{false, true} {
-		cfg := sim.Config{Workload: h.Workload(), Patch: h.Patch, Threads: firstThreads(h.Threads), Params: h.Params, Seed: 1,
-			Count: perfCount, RunTime: perfRunTime, CountOps: perfCountOps, SlubDebug: slub}
+		cfg := sim.Config{Workload: h.Workload(), Patch: h.Patch, Threads: firstThreads(h.Threads), Params: params, Seed: 1,
+			Count: perfCount, RunTime: perfRunTime, SlubDebug: slub}
 		rep, err := sim.Run(cfg)
 		if err != nil {
 			return nil, err

@@ -51,6 +51,9 @@ type Options struct {
 	NoPerf bool
 	// NoFaults skips fault injection.
 	NoFaults bool
+	// Envs, if not empty, replaces PatchEnvs: every selected patch is
+	// reviewed on these environments only.
+	Envs []Env
 }
 
 // DefaultSteps is the default number of steps per environment.
@@ -99,6 +102,14 @@ var DefaultEnvs = []Env{{FS: "ext4", Encrypt: true}, {FS: "f2fs", Casefold: true
 type target struct {
 	p        *patch.Patch
 	variants []string
+}
+
+// CheckPatches reports whether a selection of Options.Patches names
+// patches and (non-base) variants that exist; the error lists the valid
+// ones.
+func CheckPatches(sel []string) error {
+	_, err := targets(sel)
+	return err
 }
 
 // targets resolves Options.Patches.
@@ -192,6 +203,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if envs == nil {
 			envs = DefaultEnvs
 		}
+		if len(opts.Envs) > 0 {
+			envs = opts.Envs
+		}
 		for ei, env := range envs {
 			for _, v := range tg.variants {
 				if err := ctx.Err(); err != nil {
@@ -261,12 +275,12 @@ func (rv *reviewer) progress(format string, args ...any) {
 }
 
 // kernelFinding records what base itself does, once.
-func (rv *reviewer) kernelFinding(env Env, seq []Step, inject int, spec fault.Spec, f Finding) {
+func (rv *reviewer) kernelFinding(env Env, seed uint64, seq []Step, inject int, spec fault.Spec, f Finding) {
 	if _, ok := rv.kernel[f.key()]; ok {
 		return
 	}
 	f.Detail = fmt.Sprintf("%s (base, %s)", f.Detail, env)
-	f.Reproducer = Script(env, patch.Set{}, seq, inject, spec)
+	f.Reproducer = Script(env, patch.Set{}, seed, seq, inject, spec)
 	rv.kernel[f.key()] = f
 }
 
@@ -455,7 +469,7 @@ func (rv *reviewer) reviewEnv(env Env, envIndex uint64, set patch.Set) ([]Findin
 		}
 		vf, bf := compare(seq, vt, bt, bt.live)
 		for _, f := range bf {
-			rv.kernelFinding(env, seq[:f.step+1+boolInt(f.step < 0)*len(seq)], -1, fault.Spec{}, f)
+			rv.kernelFinding(env, seed, seq[:f.step+1+boolInt(f.step < 0)*len(seq)], -1, fault.Spec{}, f)
 		}
 		// Leaks of base itself, against nothing: none are reported
 		// (what base keeps at teardown is the reference).
@@ -509,7 +523,7 @@ func (rv *reviewer) inject(env Env, set patch.Set, seed uint64, seq []Step, vref
 				return nil, err
 			}
 			for _, f := range bf {
-				rv.kernelFinding(env, seq, i, spec, f)
+				rv.kernelFinding(env, seed, seq, i, spec, f)
 			}
 			for _, f := range vf {
 				if seen[f.key()] {

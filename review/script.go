@@ -16,10 +16,11 @@ import (
 // KASAN, BUG and WARN lines are. The shell's prelude defines
 // $SCRATCH_DEV, $SCRATCH_MNT, $TEST_RAW_KEY, $TEST_KEY_IDENTIFIER and
 // $TEST_KEY_DESCRIPTOR as xfstests' common/encrypt does; the machine's
-// key is the same.
-func Script(env Env, set patch.Set, seq []Step, inject int, spec fault.Spec) string {
+// key is the same, and `vfslab sh --seed SEED` seeds the kernel's random
+// source (file nonces) as the review's machine was.
+func Script(env Env, set patch.Set, seed uint64, seq []Step, inject int, spec fault.Spec) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# vfslab review reproducer: %s\n", env)
+	fmt.Fprintf(&b, "# vfslab review reproducer: %s; run it with vfslab sh --seed %d FILE\n", env, seed)
 	if ch := set.Changed(); ch != "" {
 		fmt.Fprintf(&b, "patches %s\n", ch)
 	}

@@ -118,6 +118,6 @@ func (rv *reviewer) shrink(env Env, set patch.Set, seed uint64, seq []Step, inje
 	if len(small) < len(seq) {
 		fails(small, k) // the minimal sequence's own detail
 	}
-	last.Reproducer = Script(env, set, small, k, spec)
+	last.Reproducer = Script(env, set, seed, small, k, spec)
 	return last
 }
