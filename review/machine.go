@@ -277,3 +277,45 @@ func (m *machine) dumps() string {
 	walk(workDir)
 	return b.String()
 }
+
+// observe is what follows every step: the namespace's snapshot, then
+// drop_caches, so that the next step's lookups reach the filesystem
+// whatever the snapshot looked up (the reproducer's observe does the
+// same).
+func (m *machine) observe() string {
+	s := m.snapshot()
+	m.sys.DropCaches(m.t, 2)
+	return s
+}
+
+// snapshot renders the namespace under /d: every path with its type,
+// link count and size, in getdents order, one "PATH ..." line each (the
+// form fault.KnownFinding reads). Inode numbers are left out.
+func (m *machine) snapshot() string {
+	var b strings.Builder
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		ds, err := m.getdents(dir)
+		if err != nil {
+			fmt.Fprintf(&b, "%s %s\n", dir, fault.ErrName(err))
+			return
+		}
+		for _, d := range ds {
+			if d.Name == "." || d.Name == ".." {
+				continue
+			}
+			p := dir + "/" + d.Name
+			st, err := m.p.Lstat(m.t, p)
+			if err != nil {
+				fmt.Fprintf(&b, "%s %s\n", p, fault.ErrName(err))
+				continue
+			}
+			fmt.Fprintf(&b, "%s mode=%o nlink=%d size=%d\n", p, st.Mode, st.Nlink, st.Size)
+			if st.Mode&vfs.S_IFMT == vfs.S_IFDIR && depth < 4 {
+				walk(p, depth+1)
+			}
+		}
+	}
+	walk(workDir, 0)
+	return b.String()
+}

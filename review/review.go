@@ -25,8 +25,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
@@ -206,23 +208,56 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if len(opts.Envs) > 0 {
 			envs = opts.Envs
 		}
+		// Every (environment, variant) is an independent job on its
+		// own machines; the jobs run on every CPU and are merged in
+		// order, so that one seed gives one review.
+		type job struct {
+			env     Env
+			ei      int
+			variant string
+			fs      []Finding
+			kf      []kernelRecord
+			err     error
+		}
+		var jobs []*job
 		for ei, env := range envs {
 			for _, v := range tg.variants {
-				if err := ctx.Err(); err != nil {
-					return nil, err
+				jobs = append(jobs, &job{env: env, ei: ei, variant: v})
+			}
+		}
+		work := make(chan *job)
+		var wg sync.WaitGroup
+		for w := 0; w < min(runtime.GOMAXPROCS(0), len(jobs)); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range work {
+					rv.progress("review: %s=%s on %s", tg.p.ID, j.variant, j.env)
+					set := patch.Set{}.MustWith(tg.p, j.variant)
+					j.fs, j.kf, j.err = rv.reviewEnv(j.env, uint64(j.ei), set)
 				}
-				rv.progress("review: %s=%s on %s", tg.p.ID, v, env)
-				set := patch.Set{}.MustWith(tg.p, v)
-				fs, err := rv.reviewEnv(env, uint64(ei), set)
-				if err != nil {
-					return nil, fmt.Errorf("%s=%s on %s: %w", tg.p.ID, v, env, err)
+			}()
+		}
+		for _, j := range jobs {
+			work <- j
+		}
+		close(work)
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, j := range jobs {
+			if j.err != nil {
+				return nil, fmt.Errorf("%s=%s on %s: %w", tg.p.ID, j.variant, j.env, j.err)
+			}
+			vv := verdicts[j.variant]
+			for _, f := range j.fs {
+				if !hasKey(vv.Findings, f.key()) {
+					vv.Findings = append(vv.Findings, f)
 				}
-				vv := verdicts[v]
-				for _, f := range fs {
-					if !hasKey(vv.Findings, f.key()) {
-						vv.Findings = append(vv.Findings, f)
-					}
-				}
+			}
+			for _, r := range j.kf {
+				rv.kernelFinding(r)
 			}
 		}
 		if !opts.NoPerf {
@@ -263,6 +298,7 @@ func hasKey(fs []Finding, key string) bool {
 // reviewer holds a review's state: its options and the kernel findings
 // found so far (by key, once each).
 type reviewer struct {
+	mu     sync.Mutex // Progress
 	opts   Options
 	ctx    context.Context
 	kernel map[string]Finding
@@ -270,17 +306,31 @@ type reviewer struct {
 
 func (rv *reviewer) progress(format string, args ...any) {
 	if rv.opts.Progress != nil {
+		rv.mu.Lock()
 		fmt.Fprintf(rv.opts.Progress, format+"\n", args...)
+		rv.mu.Unlock()
 	}
 }
 
-// kernelFinding records what base itself does, once.
-func (rv *reviewer) kernelFinding(env Env, seed uint64, seq []Step, inject int, spec fault.Spec, f Finding) {
+// kernelRecord is a finding of base itself and where it was made.
+type kernelRecord struct {
+	env    Env
+	seed   uint64
+	seq    []Step
+	inject int
+	spec   fault.Spec
+	f      Finding
+}
+
+// kernelFinding records what base itself does, once (the first record of
+// a kind and function, in the review's order).
+func (rv *reviewer) kernelFinding(r kernelRecord) {
+	f := r.f
 	if _, ok := rv.kernel[f.key()]; ok {
 		return
 	}
-	f.Detail = fmt.Sprintf("%s (base, %s)", f.Detail, env)
-	f.Reproducer = Script(env, patch.Set{}, seed, seq, inject, spec)
+	f.Detail = fmt.Sprintf("%s (base, %s)", f.Detail, r.env)
+	f.Reproducer = Script(r.env, patch.Set{}, r.seed, r.seq, r.inject, r.spec)
 	rv.kernel[f.key()] = f
 }
 
@@ -293,9 +343,21 @@ type trace struct {
 	objs     map[string]*kmem.Object
 	// sites are the allocation sites each step reached.
 	sites [][]string
+	// snaps[i] is the namespace under /d after step i (snapshot).
+	snaps []string
 	// hit reports that the injection happened.
 	hit  bool
 	hang bool
+	// start is the namespace before the first step.
+	start string
+}
+
+// before returns the namespace before step i.
+func (t *trace) before(i int) string {
+	if i == 0 {
+		return t.start
+	}
+	return t.snaps[i-1]
 }
 
 // execute runs seq on a fresh machine for env and set, with spec armed for
@@ -306,7 +368,7 @@ func execute(env Env, set patch.Set, seed uint64, seq []Step, inject int, spec f
 		return nil, err
 	}
 	defer m.close()
-	tr := &trace{}
+	tr := &trace{start: m.observe()}
 	for i, s := range seq {
 		m.k.Tracker.SetStep(i)
 		before := m.t.Stats.Clone()
@@ -325,8 +387,9 @@ func execute(env Env, set patch.Set, seed uint64, seq []Step, inject int, spec f
 			r = s.run(m)
 		}
 		tr.results = append(tr.results, r)
-		tr.findings = append(tr.findings, detect(m, i)...)
 		tr.sites = append(tr.sites, reached(before, m.t.Stats))
+		tr.findings = append(tr.findings, detect(m, i)...)
+		tr.snaps = append(tr.snaps, m.observe())
 	}
 	m.k.Tracker.SetStep(len(seq))
 	tr.dumps = m.dumps()
@@ -449,27 +512,32 @@ func firstLineDiff(a, b string) string {
 // reviewEnv reviews one variant set on one environment: the plain
 // differential run of each sequence, then fault injection, each finding
 // shrunk to its reproducer.
-func (rv *reviewer) reviewEnv(env Env, envIndex uint64, set patch.Set) ([]Finding, error) {
+func (rv *reviewer) reviewEnv(env Env, envIndex uint64, set patch.Set) ([]Finding, []kernelRecord, error) {
 	var out []Finding
+	var kf []kernelRecord
 	seen := map[string]bool{}
 	seqs := (rv.opts.Steps + SeqLen - 1) / SeqLen
 	for si := 0; si < seqs; si++ {
 		if err := rv.ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		seed := rv.opts.Seed*1000003 + envIndex*101 + uint64(si)
 		seq := Generate(rand.New(rand.NewPCG(seed, 0x7265766965770000)), env, SeqLen)
 		vt, err := execute(env, set, seed, seq, -1, fault.Spec{})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		bt, err := execute(env, patch.Set{}, seed, seq, -1, fault.Spec{})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		vf, bf := compare(seq, vt, bt, bt.live)
 		for _, f := range bf {
-			rv.kernelFinding(env, seed, seq[:f.step+1+boolInt(f.step < 0)*len(seq)], -1, fault.Spec{}, f)
+			n := len(seq)
+			if f.step >= 0 {
+				n = f.step + 1
+			}
+			kf = append(kf, kernelRecord{env, seed, seq[:n], -1, fault.Spec{}, f})
 		}
 		// Leaks of base itself, against nothing: none are reported
 		// (what base keeps at teardown is the reference).
@@ -483,55 +551,101 @@ func (rv *reviewer) reviewEnv(env Env, envIndex uint64, set patch.Set) ([]Findin
 		if rv.opts.NoFaults {
 			continue
 		}
-		fs, err := rv.inject(env, set, seed, seq, vt, bt, seen)
+		fs, err := rv.inject(env, set, seed, seq, vt, bt, seen, &kf)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, fs...)
 	}
-	return out, nil
+	return out, kf, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// injection is one planned fault: spec armed for step step.
+type injection struct {
+	step int
+	spec fault.Spec
+}
+
+// maxInjections bounds the injections of one sequence.
+const maxInjections = 24
+
+// plan chooses the injections of a sequence: each allocation site the
+// variant's run reached, in the first step of each kind (lookup, create,
+// namespace change, other) that reaches it, preferring a step that
+// succeeded without injection (its success path is the longer one).
+// Sites the variant reaches in a step where base does not (the variant's
+// own code) come first, then lookups, creates, namespace changes and the
+// rest; at most maxInjections.
+func plan(seq []Step, vref, bref *trace) []injection {
+	type cand struct {
+		injection
+		own bool
 	}
-	return 0
+	chosen := map[string]int{} // site/kind -> index in cands
+	var cands []cand
+	for i, sites := range vref.sites {
+		baseSites := map[string]bool{}
+		if i < len(bref.sites) {
+			for _, s := range bref.sites[i] {
+				baseSites[s] = true
+			}
+		}
+		ok := vref.results[i].err == nil
+		for _, site := range sites {
+			key := fmt.Sprintf("%s/%d", site, seq[i].call().Kind)
+			c := cand{injection{i, fault.Spec{Site: site}}, !baseSites[site]}
+			j, seen := chosen[key]
+			switch {
+			case !seen:
+				chosen[key] = len(cands)
+				cands = append(cands, c)
+			case ok && vref.results[cands[j].step].err != nil:
+				cands[j] = c // a successful step of the same kind
+			}
+		}
+	}
+	// The variant's own sites first, then lookups, creates, namespace
+	// changes and the rest, each in step order.
+	rank := map[fault.CallKind]int{fault.Lookup: 0, fault.Create: 1, fault.Namespace: 2, fault.Other: 3}
+	sort.SliceStable(cands, func(a, b int) bool {
+		ca, cb := cands[a], cands[b]
+		if ca.own != cb.own {
+			return ca.own
+		}
+		return rank[seq[ca.step].call().Kind] < rank[seq[cb.step].call().Kind]
+	})
+	var out []injection
+	for _, c := range cands {
+		if len(out) == maxInjections {
+			break
+		}
+		out = append(out, c.injection)
+	}
+	return out
 }
 
-// injectionsPerSite is how many steps reaching a site are injected at it.
-const injectionsPerSite = 1
-
-// inject fails each allocation site the variant's run of seq reached, in
-// the first steps that reach it, and judges the outcomes (judgeInjected).
-// vref and bref are the uninjected runs of the variant and of base.
-func (rv *reviewer) inject(env Env, set patch.Set, seed uint64, seq []Step, vref, bref *trace, seen map[string]bool) ([]Finding, error) {
+// inject fails the planned allocation sites of seq (plan) and judges the
+// outcomes (judgeInjected). vref and bref are the uninjected runs of the
+// variant and of base.
+func (rv *reviewer) inject(env Env, set patch.Set, seed uint64, seq []Step, vref, bref *trace, seen map[string]bool, kf *[]kernelRecord) ([]Finding, error) {
 	var out []Finding
-	count := map[string]int{}
-	for i, sites := range vref.sites {
-		for _, site := range sites {
-			if count[site] >= injectionsPerSite {
+	for _, in := range plan(seq, vref, bref) {
+		if err := rv.ctx.Err(); err != nil {
+			return nil, err
+		}
+		vf, bf, err := injectedFindings(env, set, seed, seq, in.step, in.spec, vref, bref)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range bf {
+			*kf = append(*kf, kernelRecord{env, seed, seq, in.step, in.spec, f})
+		}
+		for _, f := range vf {
+			if seen[f.key()] {
 				continue
 			}
-			count[site]++
-			if err := rv.ctx.Err(); err != nil {
-				return nil, err
-			}
-			spec := fault.Spec{Site: site}
-			vf, bf, err := injectedFindings(env, set, seed, seq, i, spec, vref, bref)
-			if err != nil {
-				return nil, err
-			}
-			for _, f := range bf {
-				rv.kernelFinding(env, seed, seq, i, spec, f)
-			}
-			for _, f := range vf {
-				if seen[f.key()] {
-					continue
-				}
-				seen[f.key()] = true
-				out = append(out, rv.shrink(env, set, seed, seq, i, spec, f))
-			}
+			seen[f.key()] = true
+			out = append(out, rv.shrink(env, set, seed, seq, in.step, in.spec, f))
 		}
 	}
 	return out, nil
@@ -591,15 +705,28 @@ func injectedFindings(env Env, set patch.Set, seed uint64, seq []Step, i int, sp
 // objects still live at teardown beyond ref's.
 func judgeInjected(env Env, seq []Step, i int, t, ref *trace) []Finding {
 	fs := append([]Finding(nil), t.findings...)
-	if i < len(t.results) && i < len(ref.results) {
+	if i < len(t.results) && i < len(ref.results) && i < len(t.snaps) && i < len(ref.snaps) {
+		s := seq[i]
 		err, refErr := t.results[i].err, ref.results[i].err
-		if !fault.Acceptable(err, refErr) {
-			s := seq[i]
+		got, before, after := t.snaps[i], ref.before(i), ref.snaps[i]
+		badErr := !fault.Acceptable(err, refErr)
+		// A write step is open(O_CREAT) and pwrite: a failed pwrite
+		// after a successful create is a state of its own.
+		badState := got != before && got != after && s.Op != OpWrite
+		if badErr || badState {
 			detail := fmt.Sprintf("step %d %s returned %s under injection, want ENOMEM or %s", i+1, s, fault.ErrName(err), fault.ErrName(refErr))
-			if why := fault.KernelRule(env.fault(), s.call(), err, refErr, "", "-", "+"); why != "" {
-				fs = append(fs, Finding{Kind: KindErrno, Function: "ext4_match", step: i, Detail: why + ": " + detail})
-			} else {
-				fs = append(fs, Finding{Kind: KindErrno, Function: s.kernelFunc(), step: i, Detail: detail})
+			kind := KindErrno
+			if badState {
+				kind = KindData
+				detail += "; the namespace is neither the state before the step nor after it: " + firstLineDiff(got, after)
+			}
+			switch why, known := fault.KernelRule(env.fault(), s.call(), err, refErr, got, before, after), fault.KnownFinding(env.fault(), s.call(), err, got); {
+			case why != "":
+				fs = append(fs, Finding{Kind: kind, Function: "ext4_match", step: i, Detail: why + ": " + detail})
+			case known != "":
+				fs = append(fs, Finding{Kind: kind, Function: "ext4_rename", step: i, Detail: "known finding of the model: " + known + ": " + detail})
+			default:
+				fs = append(fs, Finding{Kind: kind, Function: s.kernelFunc(), step: i, Detail: detail})
 			}
 		}
 	}

@@ -279,8 +279,8 @@ func envNames(envs []Env) string {
 // documented kernel rule is not (judgeInjected).
 func TestJudgeInjected(t *testing.T) {
 	seq := []Step{{Op: OpStat, A: "Alpha"}}
-	ref := &trace{results: []result{{}}}
-	bad := &trace{results: []result{{err: errENOENTForTest}}}
+	ref := &trace{results: []result{{}}, start: "/d/Alpha\n", snaps: []string{"/d/Alpha\n"}}
+	bad := &trace{results: []result{{err: errENOENTForTest}}, snaps: []string{"/d/Alpha\n"}}
 	if fs := judgeInjected(Env{FS: "f2fs", Casefold: true, Encrypt: true}, seq, 0, bad, ref); len(fs) != 1 || fs[0].Kind != KindErrno || fs[0].Function != "vfs_statx" {
 		t.Errorf("f2fs: lookup ENOENT under injection: %v, want one errno-mismatch in vfs_statx", fs)
 	}
@@ -288,8 +288,12 @@ func TestJudgeInjected(t *testing.T) {
 	if len(fs) != 1 || fs[0].Function != "ext4_match" {
 		t.Errorf("ext4 casefold+encrypt: %v, want the ext4_match rule", fs)
 	}
-	if fs := judgeInjected(Env{FS: "f2fs"}, seq, 0, &trace{results: []result{{err: errENOMEMForTest}}}, ref); len(fs) != 0 {
+	if fs := judgeInjected(Env{FS: "f2fs"}, seq, 0, &trace{results: []result{{err: errENOMEMForTest}}, snaps: []string{"/d/Alpha\n"}}, ref); len(fs) != 0 {
 		t.Errorf("ENOMEM under injection: %v, want nothing", fs)
+	}
+	partial := &trace{results: []result{{err: errENOMEMForTest}}, snaps: []string{"/d/Alpha\n/d/half\n"}}
+	if fs := judgeInjected(Env{FS: "f2fs"}, seq, 0, partial, ref); len(fs) != 1 || fs[0].Kind != KindData {
+		t.Errorf("a state neither before nor after: %v, want a data-mismatch", fs)
 	}
 }
 

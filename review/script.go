@@ -53,13 +53,16 @@ func Script(env Env, set patch.Set, seed uint64, seq []Step, inject int, spec fa
 			b.WriteString("_set_encpolicy $D $TEST_KEY_IDENTIFIER\n")
 		}
 	}
+	// Every step of the review is followed by a look at the namespace
+	// and drop_caches (machine.observe).
+	b.WriteString("observe() { ls -la $D $D/sub >/dev/null 2>&1; echo 2 > /proc/sys/vm/drop_caches; }\nobserve\n")
 	for i, s := range seq {
 		if i == inject && !spec.None() {
 			// vfslab sh has no fault-injection files: the line
 			// says what vfslab review armed.
-			fmt.Fprintf(&b, "# the next command ran with %s (its first allocation there fails with ENOMEM)\n", spec)
+			fmt.Fprintf(&b, "# the next command ran with %s (every allocation there fails with ENOMEM)\n", spec)
 		}
-		fmt.Fprintf(&b, "%s\n", s.command(env))
+		fmt.Fprintf(&b, "%s; observe\n", s.command(env))
 	}
 	b.WriteString("dmesg | grep -E 'KASAN|BUG|WARNING|DMA-API|kmemleak' || true\n")
 	return b.String()

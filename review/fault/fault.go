@@ -8,11 +8,12 @@
 // An injection fails either the Nth fault-injection point the task reaches
 // during the syscall, through the kernel's interface (/proc/self/fail-nth,
 // fs/proc/base.c proc_fail_nth_write, with failslab's ignore-gfp-wait off
-// for the call, mm/failslab.c), or the first allocation at one named site,
-// through the task's own injector (kmem.FailSites with Times 1): the first
-// reaches every allocation in call order, the second every site a
-// sequence reaches whatever the order of the other allocations, which is
-// what a comparison of two kernels (a variant and its base) needs.
+// for the call, mm/failslab.c), or every allocation at one named site
+// during the syscall, through the task's own injector (kmem.FailSites):
+// the first reaches every allocation in call order, the second every site
+// a sequence reaches whatever the order of the other allocations, which
+// is what a comparison of two kernels (a variant and its base) needs, and
+// it is what memory pressure on one cache looks like to a syscall.
 package fault
 
 import (
@@ -27,8 +28,8 @@ import (
 )
 
 // Spec is one injection: Nth > 0 fails the Nth fault-injection point of
-// the syscall (fail-nth); Site != "" fails the first allocation at that
-// site. The zero Spec injects nothing.
+// the syscall (fail-nth); Site != "" fails every allocation at that site
+// during the syscall. The zero Spec injects nothing.
 type Spec struct {
 	Nth  int
 	Site string
@@ -80,7 +81,6 @@ func Run(t *kernel.Task, spec Spec, timeout time.Duration, fn func() error) Outc
 		t.ProcFailNthWrite([]byte(strconv.Itoa(spec.Nth)))
 	case spec.Site != "":
 		inj = kmem.FailSites(spec.Site)
-		inj.Times = 1
 		t.Fail = inj
 	}
 	done := make(chan struct{})
