@@ -178,7 +178,8 @@ type expectation struct {
 	envs           []Env
 	// kinds are "KIND" or "KIND in FUNCTION" entries the verdict must
 	// have, and nothing else; onlyInjected allows findings made under
-	// fault injection only.
+	// fault injection only; faults runs the fault injection in the
+	// default run (every row runs it with -review.long).
 	kinds        []string
 	onlyInjected bool
 	faults       bool
@@ -200,12 +201,12 @@ var expectations = []expectation{
 		pending: "the 6.6 rule (the async driver gets the on-stack request, DMA-API WARN) is another engineer's change"},
 	{patch: "fscrypt-fname-onstack", variant: "v2", envs: []Env{{FS: "f2fs", Encrypt: true, EngineReqsize: 512}},
 		kinds: []string{KindBug}},
-	{patch: "fscrypt-fname-onstack", variant: "upstream", faults: true},
+	{patch: "fscrypt-fname-onstack", variant: "upstream"},
 	{patch: "f2fs-lookup-prealloc", variant: "v2", envs: []Env{{FS: "f2fs", Casefold: true, Encrypt: true}},
 		kinds: []string{KindOOB + " in generic_ci_match"}},
 	{patch: "f2fs-lookup-prealloc", variant: "v4", faults: true, onlyInjected: true},
-	{patch: "fscrypt-v1-kdf", variant: "sync", faults: true},
-	{patch: "fscrypt-v1-kdf", variant: "aeslib", faults: true},
+	{patch: "fscrypt-v1-kdf", variant: "sync"},
+	{patch: "fscrypt-v1-kdf", variant: "aeslib"},
 	{patch: "crypto-bio", variant: "bio", kinds: []string{KindData + " in fscrypt_decrypt_bio"},
 		// The model copies the IV per data unit; as posted the AES-NI XTS
 		// glue increments the tweak, not the IV, from the second unit on.
@@ -219,7 +220,8 @@ var expectations = []expectation{
 // TestSeedExpectations pins the expectation for every seed
 // variant: the verdict holds the expected kinds (and functions) and
 // nothing else. Rows marked pending need the as-posted models of other
-// engineers and are skipped with their reason.
+// engineers and are skipped with their reason. -review.long runs longer
+// campaigns with fault injection on every row.
 func TestSeedExpectations(t *testing.T) {
 	steps := SeqLen
 	if *reviewLong {
@@ -230,6 +232,7 @@ func TestSeedExpectations(t *testing.T) {
 			if e.pending != "" {
 				t.Skip("pending: " + e.pending)
 			}
+			t.Parallel()
 			if _, ok := patch.Lookup(e.patch); !ok {
 				t.Fatalf("no patch %s", e.patch)
 			}
