@@ -156,39 +156,42 @@ func (m *machine) setup() error {
 	return p.SetEncryptionPolicy(t, fd, pol)
 }
 
-// addKey is FS_IOC_ADD_ENCRYPTION_KEY of rawKey on the root, as a v2 key
-// (by identifier) or, for a v1 policy, by descriptor.
-func (m *machine) addKey() error {
-	t, p := m.t, m.p
-	fd, err := p.Open(t, "/", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
+// onRoot runs fn with a descriptor of the root directory, where the key
+// ioctls go.
+func (m *machine) onRoot(fn func(fd int) error) error {
+	fd, err := m.p.Open(m.t, "/", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
 	if err != nil {
 		return err
 	}
-	defer p.Close(t, fd)
-	if m.env.V1 {
-		arg := &fscrypt.AddKeyArg{KeySpec: fscrypt.DescriptorSpec(keyDescriptor), RawSize: uint32(len(rawKey)), Raw: rawKey}
-		_, err := p.Ioctl(t, fd, vfs.FS_IOC_ADD_ENCRYPTION_KEY, arg)
+	defer m.p.Close(m.t, fd)
+	return fn(fd)
+}
+
+// addKey is FS_IOC_ADD_ENCRYPTION_KEY of rawKey on the root, as a v2 key
+// (by identifier) or, for a v1 policy, by descriptor.
+func (m *machine) addKey() error {
+	return m.onRoot(func(fd int) (err error) {
+		if m.env.V1 {
+			arg := &fscrypt.AddKeyArg{KeySpec: fscrypt.DescriptorSpec(keyDescriptor), RawSize: uint32(len(rawKey)), Raw: rawKey}
+			_, err = m.p.Ioctl(m.t, fd, vfs.FS_IOC_ADD_ENCRYPTION_KEY, arg)
+			return err
+		}
+		m.id, err = m.p.AddEncryptionKey(m.t, fd, rawKey)
 		return err
-	}
-	m.id, err = p.AddEncryptionKey(t, fd, rawKey)
-	return err
+	})
 }
 
 // removeKey is FS_IOC_REMOVE_ENCRYPTION_KEY of the key on the root.
 func (m *machine) removeKey() error {
-	t, p := m.t, m.p
-	fd, err := p.Open(t, "/", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
-	if err != nil {
+	return m.onRoot(func(fd int) error {
+		spec := fscrypt.IdentifierSpec(m.id)
+		if m.env.V1 {
+			spec = fscrypt.DescriptorSpec(keyDescriptor)
+		}
+		arg := fscrypt.RemoveKeyArg{KeySpec: spec}
+		_, err := m.p.Ioctl(m.t, fd, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY, &arg)
 		return err
-	}
-	defer p.Close(t, fd)
-	spec := fscrypt.IdentifierSpec(m.id)
-	if m.env.V1 {
-		spec = fscrypt.DescriptorSpec(keyDescriptor)
-	}
-	arg := fscrypt.RemoveKeyArg{KeySpec: spec}
-	_, err = p.Ioctl(t, fd, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY, &arg)
-	return err
+	})
 }
 
 // close ends the machine's process and tasks.

@@ -268,8 +268,10 @@ func (m *machine) readBio(path string) ([]byte, string, error) {
 		fscrypt.FreeBouncePage(t, bounce)
 	}
 	bioPages := min(pages, 16)
+	// The workers count, so that their allocations and frees join the
+	// task's (the sites a step reaches, the live objects at teardown).
 	rp, err := fscrypt.NewReadPath(m.k, inode, 0, disk, fscrypt.ReadPathOptions{DeviceWorkers: 1, WorkqueueMaxActive: 1,
-		Readahead: 1, BioSize: bioPages * block.PageSize})
+		Readahead: 1, BioSize: bioPages * block.PageSize, Count: true})
 	if err != nil {
 		return nil, "", err
 	}
