@@ -31,10 +31,21 @@ func detect(m *machine, i int) []Finding {
 	for _, r := range m.k.Tracker.Check() {
 		add(trackFinding(r))
 	}
+	var logged []Finding
+	dma := false
 	for _, line := range m.newLog() {
 		if f, ok := logFinding(line); ok {
-			add(f)
+			logged = append(logged, f)
+			dma = dma || f.Kind == KindDMAStack
 		}
+	}
+	for _, f := range logged {
+		// CONFIG_DMA_API_DEBUG's report is a WARN (err_printk): its
+		// WARNING line belongs to the DMA finding.
+		if dma && f.Kind == KindWarning && strings.Contains(strings.ToLower(f.Detail), "dma") {
+			continue
+		}
+		add(f)
 	}
 	if m.t.RCU.Held() {
 		add(Finding{Kind: KindBug, Function: "rcu_read_lock",
