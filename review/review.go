@@ -329,8 +329,8 @@ func (rv *reviewer) kernelFinding(r kernelRecord) {
 	if _, ok := rv.kernel[f.key()]; ok {
 		return
 	}
+	f = rv.shrinkKernel(r)
 	f.Detail = fmt.Sprintf("%s (base, %s)", f.Detail, r.env)
-	f.Reproducer = Script(r.env, patch.Set{}, r.seed, r.seq, r.inject, r.spec)
 	rv.kernel[f.key()] = f
 }
 

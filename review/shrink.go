@@ -1,6 +1,8 @@
 package review
 
 import (
+	"fmt"
+
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/review/fault"
 )
@@ -119,5 +121,58 @@ func (rv *reviewer) shrink(env Env, set patch.Set, seed uint64, seq []Step, inje
 		fails(small, k) // the minimal sequence's own detail
 	}
 	last.Reproducer = Script(env, set, seed, small, k, spec)
+	return last
+}
+
+// baseFindings runs seq on base (with spec at inject) and returns what
+// base does itself: its detectors' reports, and under injection what
+// judgeInjected finds against base's uninjected run.
+func baseFindings(env Env, seed uint64, seq []Step, inject int, spec fault.Spec) ([]Finding, error) {
+	if inject < 0 {
+		bt, err := execute(env, patch.Set{}, seed, seq, -1, spec)
+		if err != nil {
+			return nil, err
+		}
+		return bt.findings, nil
+	}
+	ref, err := execute(env, patch.Set{}, seed, seq, -1, fault.Spec{})
+	if err != nil {
+		return nil, err
+	}
+	bt, err := execute(env, patch.Set{}, seed, seq, inject, spec)
+	if err != nil || !bt.hit {
+		return nil, err
+	}
+	return judgeInjected(env, seq, inject, bt, ref), nil
+}
+
+// shrinkKernel minimises the sequence of a kernel finding (base's own)
+// and returns it with its reproducer.
+func (rv *reviewer) shrinkKernel(r kernelRecord) Finding {
+	last := r.f
+	fails := func(s []Step, k int) bool {
+		if rv.ctx.Err() != nil {
+			return false
+		}
+		fs, err := baseFindings(r.env, r.seed, s, k, r.spec)
+		if err != nil {
+			return false
+		}
+		for _, g := range fs {
+			if g.key() == r.f.key() {
+				last = g
+				return true
+			}
+		}
+		return false
+	}
+	small, k := Shrink(r.seq, r.inject, maxShrinkRuns, fails)
+	if len(small) < len(r.seq) {
+		fails(small, k)
+	}
+	if k >= 0 {
+		last.Detail += fmt.Sprintf(" [under fault injection: %s at step %d]", r.spec, k+1)
+	}
+	last.Reproducer = Script(r.env, patch.Set{}, r.seed, small, k, r.spec)
 	return last
 }
