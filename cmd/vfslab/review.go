@@ -133,7 +133,15 @@ func writeReview(w io.Writer, res *review.Result) {
 				if r.SeedRatio != nil {
 					seed = fmt.Sprintf(", seed %.2fx", *r.SeedRatio)
 				}
-				fmt.Fprintf(w, "%-*s  perf: %s %.2fx the base (%s, %d runs%s)\n", width, "", v.Perf.Workload, r.Ratio, alloc, r.Runs, seed)
+				sig := ""
+				if !r.Significant {
+					sig = ", not significant"
+				}
+				params := ""
+				if r.Params != "" {
+					params = " " + r.Params
+				}
+				fmt.Fprintf(w, "%-*s  perf: %s%s %.2fx the base (%s, %d runs%s%s)\n", width, "", v.Perf.Workload, params, r.Ratio, alloc, r.Runs, sig, seed)
 			}
 			if len(v.Perf.EventDeltas) > 0 {
 				var parts []string
