@@ -104,7 +104,14 @@ func logFinding(line string) (Finding, bool) {
 	case strings.Contains(line, "DMA-API"):
 		return Finding{Kind: KindDMAStack, Function: "check_for_stack", Detail: line}, true
 	case strings.HasPrefix(line, "WARNING:"):
-		return Finding{Kind: KindWarning, Function: warnFunction(line), Detail: line}, true
+		kind := KindWarning
+		low := strings.ToLower(line)
+		if strings.Contains(low, "refcount") || strings.Contains(low, "underflow") || strings.Contains(low, "has no reference") {
+			// refcount_t's "underflow; use-after-free" WARN, dput's
+			// WARN_ON_ONCE(d_lockref.count <= 0).
+			kind = KindRefcount
+		}
+		return Finding{Kind: kind, Function: warnFunction(line), Detail: line}, true
 	case strings.HasPrefix(line, "BUG: MAX_LOCK_DEPTH"):
 		return Finding{Kind: KindBug, Function: "__lock_acquire", Detail: line}, true
 	}
@@ -112,14 +119,20 @@ func logFinding(line string) (Finding, bool) {
 }
 
 // warnFunction names the function of a "WARNING: CPU: 0 PID: n at
-// FILE:LINE msg" line: the file's base name (the model's WARN lines
-// carry no symbol).
+// FILE:LINE msg" line: the function the message starts with ("dput:
+// ..."), else the file's base name and line (the model's WARN lines carry
+// no symbol).
 func warnFunction(line string) string {
 	_, rest, ok := strings.Cut(line, " at ")
 	if !ok {
 		return "warn"
 	}
-	loc, _, _ := strings.Cut(rest, " ")
+	loc, msg, _ := strings.Cut(rest, " ")
+	if fn, _, ok := strings.Cut(msg, ": "); ok && fn != "" && strings.IndexFunc(fn, func(r rune) bool {
+		return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	}) < 0 {
+		return fn
+	}
 	if i := strings.LastIndexByte(loc, '/'); i >= 0 {
 		loc = loc[i+1:]
 	}

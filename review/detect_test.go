@@ -85,6 +85,9 @@ func TestDetectorsCatchFakeOps(t *testing.T) {
 			tk.Printk("DMA-API: qce: device driver maps memory from stack [addr=0xffffc90000a3f000]")
 		}, KindWarning + " detect_test.go:LINE; " + KindDMAStack + " check_for_stack"},
 		{"RCU left held", func(tk *kernel.Task) { tk.RCU.ReadLock() }, KindBug + " rcu_read_lock"},
+		{"refcount_t underflow", func(tk *kernel.Task) {
+			tk.Printk("WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 refcount_warn_saturate: refcount_t: underflow; use-after-free.")
+		}, KindRefcount + " refcount_warn_saturate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := testMachine(t)
@@ -170,5 +173,31 @@ func TestKernelName(t *testing.T) {
 		if got := KernelName(goName); got != want {
 			t.Errorf("KernelName(%q) = %q, want %q", goName, got, want)
 		}
+	}
+}
+
+// TestRefcountDetector: a dput without its dget is a refcount finding in
+// dput (the model's WARN_ON_ONCE(d_lockref.count <= 0)).
+func TestRefcountDetector(t *testing.T) {
+	m := testMachine(t)
+	if r := (Step{Op: OpCreate, A: "f"}).run(m); r.err != nil {
+		t.Fatal(r.err)
+	}
+	detect(m, 0)
+	d, err := m.p.LookupDentry(m.t, "/d/f", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dput(m.t, d)
+	if fs := detect(m, 1); len(fs) != 0 {
+		t.Fatalf("a balanced dget/dput: %v", fs)
+	}
+	var e error
+	func() {
+		defer m.t.Recover(&e)
+		dput(m.t, d)
+	}()
+	if got := kinds(detect(m, 2)); got != KindRefcount+" dput" {
+		t.Errorf("a dput too many: %q, want %q", got, KindRefcount+" dput")
 	}
 }
