@@ -20,7 +20,9 @@ import (
 	_ "github.com/vfslab/vfslab/sim" // registers the headlines and the workloads' patches' users
 )
 
-var reviewLong = flag.Bool("review.long", false, "run the seed expectations with longer campaigns")
+// reviewLong runs the seed expectations with campaigns 8 times longer and
+// fault injection on every row: minutes, so run it with -timeout 0.
+var reviewLong = flag.Bool("review.long", false, "run the seed expectations with longer campaigns and fault injection on every row (use -timeout 0)")
 
 func TestShrink(t *testing.T) {
 	var seq []Step
