@@ -38,6 +38,8 @@ type Kernel struct {
 	// Failslab is the machine's failslab (mm/failslab.c): the knobs of
 	// /sys/kernel/debug/failslab/, consulted by every task's allocations.
 	Failslab *kmem.FailslabAttr
+	// Tracker is the machine's object tracker (Config.Track), or nil.
+	Tracker *kmem.Tracker
 
 	nextPID atomic.Int64
 	// patches is the machine's patch selection, fixed when it is made.
@@ -67,6 +69,11 @@ type Config struct {
 	// starts on its own (block device completions, workqueue workers,
 	// crypto engine threads) as well as the ones it is handed.
 	Counting bool
+	// Track gives the machine a kmem.Tracker (Kernel.Tracker) that every
+	// task's allocations go through: KASAN's and kmemleak's per-object
+	// records, for vfslab review and debug runs. Off, it costs a nil
+	// check per kmalloc and kfree.
+	Track bool
 }
 
 // New returns a machine with its own RCU domain, log and BUG records,
@@ -78,6 +85,9 @@ func NewWith(cfg Config) *Kernel {
 	k := &Kernel{RCU: &rcu.Domain{}, Log: &Log{}, Bugs: &BugLog{}, Warnings: &WarnLog{}, Failslab: kmem.NewFailslab(0),
 		SlubDebug: cfg.SlubDebug, patches: cfg.Patches, counting: cfg.Counting}
 	k.Failslab.Printk = k.Log.append
+	if cfg.Track {
+		k.Tracker = kmem.NewTracker()
+	}
 	return k
 }
 
@@ -140,6 +150,7 @@ func (k *Kernel) NewTask(comm string) *Task {
 	t := &Task{K: k, PID: int(k.nextPID.Add(1)), Comm: comm}
 	t.RCU = k.RCU.NewReader(nil)
 	t.Slab = k.Failslab
+	t.Track = k.Tracker
 	if k.SlubDebug {
 		t.Debug = &kmem.SlubDebug{}
 	}

@@ -260,6 +260,9 @@ type Ctx struct {
 	// Debug, when not nil, makes allocations cost what they cost under
 	// SLUB debugging (see SlubDebug).
 	Debug *SlubDebug
+	// Track, when not nil, is the machine's object tracker (track.go):
+	// KASAN's and kmemleak's per-object records.
+	Track *Tracker
 }
 
 // Allocation events, counted in the task's event shard.
@@ -299,6 +302,9 @@ func Kmalloc(c *Ctx, site *Site, size int, flags GFP) ([]byte, error) {
 	if c != nil && c.Debug != nil {
 		c.Debug.alloc(buf)
 	}
+	if c != nil && c.Track != nil {
+		c.Track.alloc(site, buf)
+	}
 	return buf, nil
 }
 
@@ -314,6 +320,9 @@ func Kzalloc(c *Ctx, site *Site, size int, flags GFP) ([]byte, error) {
 func Kfree(c *Ctx, site *Site, buf []byte) {
 	if cap(buf) == 0 {
 		return
+	}
+	if c != nil && c.Track != nil && !c.Track.free(buf) {
+		return // a double free: reported, not performed (KASAN)
 	}
 	if c != nil && c.Debug != nil {
 		c.Debug.free(buf[:cap(buf)])

@@ -8,13 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
+	"github.com/vfslab/vfslab/review/fault"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -310,40 +310,39 @@ type fiOutcome struct {
 	bugs  int
 }
 
-// fiRun runs the step on s with fail-nth set to nth (0: no injection),
-// with a deadline (a hang is a finding, not a stuck test) and a recover
-// (a Go panic is a finding). It returns whether the injection
-// happened, a finding, and the syscall's result.
+// fiRun runs the step on s with fail-nth set to nth (0: no injection)
+// through the fault-injection model vfslab review uses (review/fault: a
+// deadline, so that a hang is a finding, not a stuck test, and a recover,
+// so that a Go panic is one). It returns whether the injection happened,
+// a finding, and the syscall's result.
 func fiRun(s *system, st fiStep, nth int) (hit bool, finding string, err error) {
 	var fds []int
-	if nth > 0 {
-		s.k.Failslab.SetIgnoreGFPWait(false)
-		s.t.ProcFailNthWrite([]byte(strconv.Itoa(nth)))
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if r := recover(); r != nil {
-				finding = fmt.Sprintf("Go panic: %v", r)
-			}
-		}()
-		err = st.run(s, &fds)
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		return true, "hang: the syscall did not return in 10 s", nil
-	}
-	if nth > 0 {
-		hit = s.t.ProcFailNthRead() == "0\n"
-		s.t.ProcFailNthWrite([]byte("0"))
-		s.k.Failslab.SetIgnoreGFPWait(true)
+	o := fault.Run(s.t, fault.Spec{Nth: nth}, 0, func() error { return st.run(s, &fds) })
+	if o.Hang {
+		return true, o.Finding, nil
 	}
 	for _, fd := range fds {
 		s.p.Close(s.t, fd)
 	}
-	return hit, finding, err
+	return o.Hit, o.Finding, o.Err
+}
+
+// fiCall describes the step for the model's kernel rules.
+func fiCall(st fiStep) fault.Call {
+	switch st.kind {
+	case fiStat:
+		return fault.Call{Kind: fault.Lookup}
+	case fiCreat, fiExcl:
+		return fault.Call{Kind: fault.Create}
+	case fiOp:
+		return fault.Call{Kind: fault.Namespace, PlainRename: st.op.kind == opRename && st.op.flags == 0, A: st.op.a, B: st.op.b}
+	}
+	return fault.Call{}
+}
+
+// fiEnv is the configuration's filesystem for the model's kernel rules.
+func fiEnv(c fiConfig) fault.Env {
+	return fault.Env{FS: string(c.cfg.fs), Casefold: c.cfg.casefold, Encrypt: c.cfg.encrypt}
 }
 
 // fiObserve takes the state after a step: the caches dropped, the
@@ -362,50 +361,6 @@ func fiObserve(s *system) (fiOutcome, error) {
 	}
 	o.snap, o.stats, o.bugs = snap, s.t.Stats.Clone(), s.k.Bugs.Len()
 	return o, nil
-}
-
-// fiKernelRule names the documented kernel rule that explains an outcome
-// that is neither the state before nor after the operation, or "".
-//
-// ext4_match (fs/ext4/namei.c): in a casefolded directory ext4 compares
-// names with ext4_ci_compare / utf8_strncasecmp_folded, and for an
-// encrypted casefolded directory the name is first decrypted; when the
-// comparison fails (ENOMEM from the folding buffer or the decryption),
-// ext4_match returns false, "no match", instead of the error. So under
-// ENOMEM a lookup of ALPHA can miss Alpha (ENOENT) and open(alpha,
-// O_CREAT|O_EXCL) or creat(alpha) can add a case-duplicate entry beside
-// Alpha. f2fs returns the error instead (f2fs_match_ci_name), so only ext4
-// with casefold and encryption has the rule.
-func fiKernelRule(c fiConfig, st fiStep, err error, refErr error, got, before, after string) string {
-	// ext4_rename_delete returns nothing: when the old entry's removal
-	// fails (ENOMEM in ext4_find_delete_entry's lookup), it logs
-	// "Deleting old file" and the rename succeeds with both names linked.
-	if c.cfg.fs == kExt4 && st.kind == fiOp && st.op.kind == opRename && st.op.flags == 0 && err == nil &&
-		got != after && strings.Contains(got, st.op.a+" ") && strings.Contains(got, st.op.b+" ") {
-		return "ext4_rename_delete: a failed removal of the old entry only warns (both names stay linked)"
-	}
-	if c.cfg.fs != kExt4 || !c.cfg.casefold || !c.cfg.encrypt {
-		return ""
-	}
-	switch {
-	case st.kind == fiStat && err == errno.ENOENT && refErr == nil:
-		return "ext4_match: failed comparison is no match (lookup misses)"
-	case (st.kind == fiExcl || st.kind == fiCreat || st.kind == fiOp) && err != errno.ENOMEM && got != before && got != after:
-		return "ext4_match: failed comparison is no match (case-duplicate created)"
-	case err == errno.ENOENT && refErr != errno.ENOENT:
-		return "ext4_match: failed comparison is no match (lookup misses)"
-	case err == errno.EEXIST && refErr != errno.EEXIST && got == before:
-		return "ext4_match: failed comparison is no match (the lookup missed, ext4_find_dest_de then found the name: EEXIST)"
-	}
-	return ""
-}
-
-// fiKnownFinding names an open finding of the model that the campaign
-// reports without failing, or "": a deviation from the kernel that the
-// owners of the code have to fix, listed in docs/KERNEL-FINDINGS.md.
-// There is none open.
-func fiKnownFinding(c fiConfig, st fiStep, err error, got string) string {
-	return ""
 }
 
 // fiWithoutPostedLeaks drops from leaks the sites that the configuration's
@@ -441,7 +396,7 @@ func fiWithoutPostedLeaks(c fiConfig, leaks []string) []string {
 //   - no allocation leaks: with the caches dropped, every kmalloc site's
 //     live count equals the reference's at the matching state.
 //
-// Outcomes explained by a documented kernel rule (fiKernelRule) are
+// Outcomes explained by a documented kernel rule (fault.KernelRule) are
 // counted apart and are not violations. A step whose reference run itself
 // reports a BUG (a variant's own bug, as posted) ends its sequence.
 func TestFaultInjectionCampaign(t *testing.T) {
@@ -529,7 +484,7 @@ func TestFaultInjectionCampaign(t *testing.T) {
 					s.close()
 					continue
 				}
-				if why := fiKernelRule(c, st, gotErr, refErr, got.snap, before.snap, after.snap); why != "" {
+				if why := fault.KernelRule(fiEnv(c), fiCall(st), gotErr, refErr, got.snap, before.snap, after.snap); why != "" {
 					rules++
 					rule++
 					if rule == 1 {
@@ -538,7 +493,7 @@ func TestFaultInjectionCampaign(t *testing.T) {
 					s.close()
 					continue
 				}
-				if why := fiKnownFinding(c, st, gotErr, got.snap); why != "" {
+				if why := fault.KnownFinding(fiEnv(c), fiCall(st), gotErr, got.snap); why != "" {
 					known++
 					kf++
 					t.Logf("%s: %s, fault %d: known finding: %s", c, st, n, why)
@@ -590,7 +545,7 @@ func TestFaultInjectionCampaign(t *testing.T) {
 }
 
 // TestExt4CasefoldEncryptENOMEMDuplicate pins the kernel rule of
-// fiKernelRule: on ext4 with casefold and encryption, an allocation that
+// fault.KernelRule: on ext4 with casefold and encryption, an allocation that
 // fails inside the name comparison makes the comparison "no match"
 // (fs/ext4/namei.c ext4_match returns false when generic_ci_match fails,
 // e.g. with -ENOMEM from kmalloc of the decrypted name), so under

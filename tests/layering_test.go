@@ -29,8 +29,8 @@ var layers = [][]string{
 	{"hooks"},
 	{"libfs"},
 	{"ext4", "f2fs", "memfs", "internal/fstestutil"},
-	{"sim", "teach", "shell", "tests", "tests/conformance"},
-	{"quiz", "draw"},
+	{"sim", "teach", "shell", "tests", "tests/conformance", "review/fault"},
+	{"quiz", "draw", "review"},
 	{"cmd/vfslab"},
 }
 
