@@ -221,7 +221,7 @@ var expectations = []expectation{
 	{patch: "fscrypt-v1-kdf", variant: "aeslib"},
 	// The mismatch shows in fscrypt_decrypt_bio (the review's read bios)
 	// and, once reads go through the read path of bios, in filemap_read.
-	{patch: "crypto-bio", variant: "bio", kinds: []string{KindData}},// The model copies the IV per data unit; as posted the AES-NI XTS
+	{patch: "crypto-bio", variant: "bio", kinds: []string{KindData}}, // The model copies the IV per data unit; as posted the AES-NI XTS
 	// glue increments the tweak, not the IV, from the second unit on.
 
 	{patch: "crypto-bio", variant: "inline"},
