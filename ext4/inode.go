@@ -67,6 +67,9 @@ type Inode struct {
 	// and lookup, but only shared around readdir: readMu serialises the
 	// readers.
 	readMu sync.Mutex
+	// disk is the inode's on-disk state on an image (nil on the growing
+	// device).
+	disk *inodeDisk
 }
 
 // EXT4_I is EXT4_I(inode): the ext4 inode that embeds a VFS inode of an
@@ -107,7 +110,17 @@ func (dir *Inode) BlockAt(lblk uint32) []byte {
 	if int(lblk) >= len(dir.blocks) || lblk >= dir.nblocks() {
 		return nil
 	}
-	return dir.SB.Dev.Block(dir.blocks[lblk])
+	return dir.SB.dirBlock(dir.blocks[lblk])
+}
+
+// dirBlock is the device block pblk of a directory, nil for a hole (0:
+// on an image's fixed-size device block 0 exists, and holds the
+// superblock).
+func (sb *SuperBlock) dirBlock(pblk uint32) []byte {
+	if pblk == 0 {
+		return nil
+	}
+	return sb.Dev.Block(pblk)
 }
 
 // PhysBlock returns the device block behind logical block lblk (0 for a
@@ -125,6 +138,9 @@ func (dir *Inode) SetBlocks(raw [][]byte) {
 	dir.releaseBlocks()
 	for _, r := range raw {
 		a, b := dir.SB.Dev.Alloc()
+		if b == nil {
+			break // a full image: the rest stays a hole
+		}
 		copy(b, r)
 		dir.blocks = append(dir.blocks, a)
 	}
@@ -132,15 +148,19 @@ func (dir *Inode) SetBlocks(raw [][]byte) {
 }
 
 // append is ext4_append: a new zeroed block at the end; i_size grows.
-func (dir *Inode) appendBlock() (uint32, []byte) {
+// ENOSPC when the device has no free block (an image).
+func (dir *Inode) appendBlock() (uint32, []byte, error) {
 	lblk := dir.nblocks()
 	a, b := dir.SB.Dev.Alloc()
+	if b == nil {
+		return 0, nil, errno.ENOSPC
+	}
 	for uint32(len(dir.blocks)) < lblk {
 		dir.blocks = append(dir.blocks, 0)
 	}
 	dir.blocks = append(dir.blocks[:lblk], a)
 	dir.SetSize(dir.Size() + BlockSize)
-	return lblk, b
+	return lblk, b, nil
 }
 
 // releaseBlocks gives every block of the directory back to the device
@@ -178,6 +198,15 @@ func (sb *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Inod
 	if err := inodeInfoCache.Alloc(&t.Ctx, kmem.GFPNoFS); err != nil {
 		return nil, err
 	}
+	fromBitmap := false
+	if ino == 0 && sb.disk != nil {
+		n, ok := sb.disk.newInodeNum(mode&vfs.S_IFMT == vfs.S_IFDIR)
+		if !ok {
+			inodeInfoCache.Free(&t.Ctx)
+			return nil, errno.ENOSPC
+		}
+		ino, fromBitmap = n, true
+	}
 	sb.mu.Lock()
 	if ino == 0 {
 		if n := len(sb.freeInos); n > 0 {
@@ -196,8 +225,14 @@ func (sb *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Inod
 	ei := &Inode{SB: sb, Generation: generation(ino)}
 	if err := vfs.InodeInit(t, &ei.Inode, sb.vsb, uint64(ino), mode, ei); err != nil {
 		sb.freeIno(ino)
+		if fromBitmap {
+			sb.disk.freeInodeNum(ino, mode&vfs.S_IFMT == vfs.S_IFDIR)
+		}
 		inodeInfoCache.Free(&t.Ctx)
 		return nil, err
+	}
+	if fromBitmap {
+		sb.newDiskInode(ei)
 	}
 	switch mode & vfs.S_IFMT {
 	case vfs.S_IFDIR:
@@ -229,12 +264,15 @@ func (sb *SuperBlock) NewDirInode(t *kernel.Task, ino, gen, mode uint32) (*Inode
 	return dir, nil
 }
 
-// freeIno is ext4_free_inode: the number goes back to the bitmap.
+// freeIno is ext4_free_inode: the number goes back to the bitmap (on an
+// image evictDisk has cleared its bit: the inode only leaves the cache).
 func (sb *SuperBlock) freeIno(ino uint32) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	delete(sb.inodes, ino)
-	sb.freeInos = append(sb.freeInos, ino)
+	if sb.disk == nil {
+		sb.freeInos = append(sb.freeInos, ino)
+	}
 }
 
 // discard drops a new inode that never got a name.
@@ -255,6 +293,24 @@ func (sb *SuperBlock) iget(t *kernel.Task, dir *Inode, ino uint32) (*Inode, erro
 	sb.mu.Lock()
 	inode := sb.inodes[ino]
 	sb.mu.Unlock()
+	if inode == nil && sb.disk != nil {
+		sb.igetMu.Lock()
+		sb.mu.Lock()
+		inode = sb.inodes[ino]
+		sb.mu.Unlock()
+		var err error
+		if inode == nil {
+			inode, err = sb.igetDisk(t, ino)
+			if err == nil {
+				sb.igetMu.Unlock()
+				return inode, nil // allocInode's reference
+			}
+		}
+		sb.igetMu.Unlock()
+		if err != nil && err != errStale {
+			return nil, err
+		}
+	}
 	if inode == nil || !vfs.Igrab(&inode.Inode) {
 		dir.errorInode(t, "ext4_lookup", 0, "deleted inode referenced: %d", ino)
 		return nil, errno.EFSCORRUPTED
@@ -305,10 +361,13 @@ func (sb *SuperBlock) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 		ei.Data.Lock()
 		ei.data.Truncate(0)
 		ei.Data.Unlock()
-		ei.xattrs.Free()
 		ei.releaseBlocks()
+		sb.evictDisk(t, ei, false)
+		ei.xattrs.Free()
 		sb.freeIno(ei.ino())
 		inodeInfoCache.Free(&t.Ctx)
+	} else {
+		sb.evictDisk(t, ei, true)
 	}
 	vfs.ClearInode(inode)
 	fscrypt.PutEncryptionInfo(t, inode)

@@ -140,7 +140,7 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 		return nil, errno.EFSCORRUPTED
 	}
 	pblk := dir.PhysBlock(lblk)
-	b := dir.SB.Dev.Block(pblk)
+	b := dir.SB.dirBlock(pblk)
 	if b == nil {
 		if typ == index || typ == direntHtree || lblk == 0 {
 			kind := "leaf"
@@ -590,7 +590,7 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 	block := start
 	for {
 		pblk := dir.PhysBlock(block)
-		b := dir.SB.Dev.Block(pblk)
+		b := dir.SB.dirBlock(pblk)
 		if b != nil {
 			if !dir.SB.Dev.BufferVerified(pblk) && !dir.isDxInternalNode(block, b) && !dir.dirblockCsumVerify(t, b) {
 				dir.errorInode(t, "__ext4_find_entry", block, "checksumming directory block %d", block)
@@ -748,7 +748,10 @@ func makeIndexedDir(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32, b
 	}
 	deOff := 12 + direntRecLen(b0, 12)
 	l := BlockSize - csum - deOff
-	lblk1, b1 := dir.appendBlock()
+	lblk1, b1, err := dir.appendBlock()
+	if err != nil {
+		return err
+	}
 	dir.Flags |= IndexFL
 	copy(b1, b0[deOff:deOff+l])
 	clear(b0[deOff : deOff+l])
@@ -928,7 +931,10 @@ func doSplit(t *kernel.Task, dir *Inode, lblk uint32, b []byte, fr *dxFrame, hin
 	if err != nil {
 		return 0, nil, 0, err
 	}
-	newLblk, b2 := dir.appendBlock()
+	newLblk, b2, err := dir.appendBlock()
+	if err != nil {
+		return 0, nil, 0, err
+	}
 	count := len(m)
 	dxSortMap(m)
 	size, move := 0, 0
@@ -1016,7 +1022,10 @@ func dxAddEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error
 				return errno.ENOSPC
 			}
 			icount := entries.count()
-			newLblk, b2 := dir.appendBlock()
+			newLblk, b2, err := dir.appendBlock()
+			if err != nil {
+				return err
+			}
 			setRecLen(b2, 0, BlockSize)
 			entries2 := dxEntries{b: b2, off: dxNodeEntriesOff}
 			if !addLevel {
@@ -1105,6 +1114,9 @@ func AddEntry(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
 		}
 		if b == nil { // a hole: allocate it (ext4_bread with CREATE)
 			a, nb := dir.SB.Dev.Alloc()
+			if nb == nil {
+				return errno.ENOSPC
+			}
 			dir.blocks[block] = a
 			setRecLen(nb, 0, BlockSize-csum)
 			if csum != 0 {
@@ -1120,7 +1132,10 @@ func AddEntry(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
 			return makeIndexedDir(t, dir, f, ino, mode, b)
 		}
 	}
-	lblk, b := dir.appendBlock()
+	lblk, b, err := dir.appendBlock()
+	if err != nil {
+		return err
+	}
 	setRecLen(b, 0, BlockSize-csum)
 	if csum != 0 {
 		initializeDirentTail(b)
@@ -1217,7 +1232,10 @@ func InitNewDir(t *kernel.Task, dir *Inode, parentIno uint32) error {
 	csum := dir.SB.csumSize()
 	dir.SetSize(0)
 	dir.blocks = nil
-	lblk, b := dir.appendBlock()
+	lblk, b, err := dir.appendBlock()
+	if err != nil {
+		return err
+	}
 	setInode(b, 0, dir.ino())
 	b[6] = 1
 	setRecLen(b, 0, DirRecLen(1, false))
@@ -1357,6 +1375,9 @@ func addEntry(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, inode *vfs.Inode) e
 // encoding), EFSCORRUPTED, EFSBADCRC, ENOMEM, fscrypt's.
 func (o *dirOps) Create(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint32, excl bool) error {
 	defer t.Trace("ext4_create")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	inode, err := o.sb.newInode(t, EXT4_I(dir), mode&^vfs.S_IFMT|vfs.S_IFREG)
 	if err != nil {
 		return err
@@ -1365,6 +1386,7 @@ func (o *dirOps) Create(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint
 		discard(t, inode)
 		return err
 	}
+	o.sb.dirtyInodes(t, dir, &inode.Inode)
 	dcache.DInstantiate(t, d, &inode.Inode)
 	return nil
 }
@@ -1374,6 +1396,9 @@ func (o *dirOps) Create(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint
 // parent). Errors: those of Create.
 func (o *dirOps) Mkdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint32) error {
 	defer t.Trace("ext4_mkdir")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	inode, err := o.sb.newInode(t, EXT4_I(dir), mode&^vfs.S_IFMT|vfs.S_IFDIR)
 	if err != nil {
 		return err
@@ -1388,6 +1413,7 @@ func (o *dirOps) Mkdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint3
 	}
 	inode.SetNlink(2)
 	dir.IncNlink()
+	o.sb.dirtyInodes(t, dir, &inode.Inode)
 	dcache.DInstantiate(t, d, &inode.Inode)
 	return nil
 }
@@ -1414,6 +1440,9 @@ func findDentry(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (*DentryRef, erro
 // EFSCORRUPTED, EFSBADCRC, ENOMEM, fscrypt's.
 func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	defer t.Trace("ext4_unlink")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	ref, err := findDentry(t, dir, d)
 	if err != nil {
 		return err
@@ -1425,6 +1454,7 @@ func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 		dcache.DInvalidate(t, d)
 	}
 	d.Inode().DropNlink(t)
+	o.sb.dirtyInodes(t, dir, d.Inode())
 	return nil
 }
 
@@ -1435,6 +1465,9 @@ func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 // ENOMEM, fscrypt's.
 func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	defer t.Trace("ext4_rmdir")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	ei := EXT4_I(dir)
 	ref, err := FindEntry(t, ei, []byte(d.Name().Name))
 	if err != nil {
@@ -1458,6 +1491,7 @@ func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	}
 	inode.ClearNlink()
 	dir.DropNlink(t)
+	o.sb.dirtyInodes(t, dir)
 	return nil
 }
 
@@ -1468,14 +1502,21 @@ func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 // EEXIST, ENOSPC, EFSCORRUPTED, EFSBADCRC, ENOMEM.
 func (o *dirOps) Rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry, flags uint32) error {
 	defer t.Trace("ext4_rename2")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	exchange, err := libfs.PrepareRename2(t, oldDir, oldD, newDir, newD, flags)
 	if err != nil {
 		return err
 	}
+	oldInode, newInode := oldD.Inode(), newD.Inode()
 	if exchange {
-		return crossRename(t, oldDir, oldD, newDir, newD)
+		err = crossRename(t, oldDir, oldD, newDir, newD)
+	} else {
+		err = rename(t, oldDir, oldD, newDir, newD)
 	}
-	return rename(t, oldDir, oldD, newDir, newD)
+	o.sb.dirtyInodes(t, oldDir, newDir, oldInode, newInode)
+	return err
 }
 
 // rename is ext4_rename: the old entry (ENOENT if it names another inode),
@@ -1586,6 +1627,9 @@ func crossRename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vf
 // ENOSPC, EFSCORRUPTED, EFSBADCRC, ENOMEM.
 func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vfs.Dentry) error {
 	defer t.Trace("ext4_link")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	inode := oldD.Inode()
 	if inode.Nlink() >= LinkMax {
 		return errno.EMLINK
@@ -1599,6 +1643,7 @@ func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vf
 		return err
 	}
 	inode.IncNlink()
+	o.sb.dirtyInodes(t, dir, inode)
 	dcache.DInstantiate(t, newD, inode)
 	return nil
 }
@@ -1609,6 +1654,9 @@ func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vf
 // ext4_add_nondir. Errors besides: those of Create.
 func (o *dirOps) Symlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, target string) error {
 	defer t.Trace("ext4_symlink")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	diskLen, _, err := hooks.FscryptPrepareSymlink(t, dir, target, BlockSize)
 	if err != nil {
 		return err
@@ -1630,11 +1678,27 @@ func (o *dirOps) Symlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, target s
 		inode.SetSize(int64(len(target)))
 		inode.SetLink(target)
 	}
+	// On an image the target goes to disk first (a slow symlink's block
+	// may be the one a full image lacks: ENOSPC before the name).
+	if err := o.sb.writeInode(t, inode); err != nil {
+		discard(t, inode)
+		return err
+	}
 	if err := addEntry(t, dir, d, &inode.Inode); err != nil {
 		discard(t, inode)
 		return err
 	}
+	o.sb.dirtyInodes(t, dir, &inode.Inode)
 	dcache.DInstantiate(t, d, &inode.Inode)
+	return nil
+}
+
+// writable is the read-only check the VFS's mnt_want_write makes before
+// a change on a read-only superblock (sb_rdonly): EROFS.
+func (sb *SuperBlock) writable() error {
+	if sb.disk != nil && sb.disk.readOnly {
+		return errno.EROFS
+	}
 	return nil
 }
 

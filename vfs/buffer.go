@@ -44,6 +44,11 @@ func (m *BlockMap) GetBlock(lblk uint64, create bool) []byte {
 	return blk
 }
 
+// Set maps page index lblk to device block addr, which the filesystem
+// found in its own on-disk map (ext4's extent tree read by ext4_iget):
+// the map a mounted image starts from.
+func (m *BlockMap) Set(lblk uint64, addr uint32) { m.m[lblk] = addr }
+
 // Punch makes page index lblk a hole, its block going back to the device
 // (f2fs_truncate_hole of one block).
 func (m *BlockMap) Punch(lblk uint64) {

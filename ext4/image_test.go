@@ -1,0 +1,395 @@
+package ext4_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/ext4"
+	"github.com/vfslab/vfslab/internal/fstestutil"
+	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/vfs"
+)
+
+// The tests in this file check the on-disk format against e2fsprogs:
+// images that mke2fs -d makes from a directory tree mount and read as the
+// tree says, and images vfslab writes pass e2fsck -fn. They need mke2fs,
+// debugfs and e2fsck (Debian's e2fsprogs) and are skipped without them or
+// with -short.
+
+func needE2fs(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("image tests run e2fsprogs")
+	}
+	for _, tool := range []string{"mke2fs", "debugfs", "e2fsck"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if _, err := os.Stat("/usr/sbin/" + tool); err != nil {
+				t.Skipf("%s not installed (apt-get install e2fsprogs)", tool)
+			}
+		}
+	}
+}
+
+func tool(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return "/usr/sbin/" + name
+}
+
+// runTool runs an e2fsprogs tool and returns its standard output (their
+// banners go to standard error).
+func runTool(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(tool(name), args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return string(out)
+}
+
+// mkfsImage runs mke2fs on a new image file of size (as mke2fs spells
+// it) with extra arguments, from src when it is not empty.
+func mkfsImage(t testing.TB, src, size string, args ...string) string {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "img")
+	a := []string{"-q", "-F", "-t", "ext4", "-b", "4096", "-E", "root_owner=0:0"}
+	a = append(a, args...)
+	if src != "" {
+		a = append(a, "-d", src)
+	}
+	a = append(a, img, size)
+	cmd := exec.Command(tool("mke2fs"), a...)
+	cmd.Env = append(os.Environ(), "E2FSPROGS_FAKE_TIME=1700000000", "MKE2FS_DETERMINISTIC=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mke2fs %v: %v\n%s", a, err, out)
+	}
+	return img
+}
+
+// imageEnv is a machine whose root filesystem is the ext4 image on dev.
+type imageEnv struct {
+	*fstestutil.Env
+	dev *vfs.BlockDevice
+	sys *vfs.System
+}
+
+func bootImage(t testing.TB, dev *vfs.BlockDevice, data string) (*imageEnv, error) {
+	t.Helper()
+	var sys *vfs.System
+	var bootErr error
+	e := fstestutil.Boot(t, "ext4-img", func(tk *kernel.Task) (*vfs.System, *vfs.Proc, error) {
+		s, p, err := vfs.Boot(tk, vfs.Config{}, ext4.Type, vfs.MountOptions{Device: dev, Source: "vdb", Data: data})
+		sys, bootErr = s, err
+		if err != nil {
+			// A failed mount is the test's result, not a failure of Boot.
+			s, p, err = ext4.Boot(tk, vfs.Config{}, nil)
+		}
+		return s, p, err
+	})
+	if bootErr != nil {
+		return nil, bootErr
+	}
+	return &imageEnv{Env: e, dev: dev, sys: sys}, nil
+}
+
+func mustBootImage(t testing.TB, dev *vfs.BlockDevice, data string) *imageEnv {
+	t.Helper()
+	e, err := bootImage(t, dev, data)
+	if err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+	return e
+}
+
+// sourceTree writes a tree with names of every kind: long, non-ASCII,
+// with spaces and odd bytes; a directory big enough for an htree; files
+// of several sizes (empty, one block, several, sparse); fast and slow
+// symlinks; hard links.
+func sourceTree(t testing.TB, rng *rand.Rand) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(src, "dir/sub/deeper"), 0o755))
+	must(os.MkdirAll(filepath.Join(src, "big"), 0o700))
+	write := func(rel string, n int) {
+		b := make([]byte, n)
+		rng.Read(b)
+		must(os.WriteFile(filepath.Join(src, rel), b, 0o644))
+	}
+	write("empty", 0)
+	write("small.txt", 13)
+	write("one-block", 4096)
+	write("dir/several", 3*4096+17)
+	write("dir/sub/deeper/large", 300000)
+	names := []string{"espace dans le nom", "Größe", "日本語のファイル", "emoji-\U0001F600", "tab\there",
+		strings.Repeat("L", 255), "-dash", ".hidden", "x", "UPPER", "upper"}
+	for _, n := range names {
+		write(filepath.Join("dir", n), len(n))
+	}
+	for i := 0; i < 400; i++ {
+		write(filepath.Join("big", fmt.Sprintf("entry-%04d-%s", i, strings.Repeat("n", i%40))), i%7)
+	}
+	must(os.Symlink("small.txt", filepath.Join(src, "fastlink")))
+	must(os.Symlink(strings.Repeat("d/", 60)+"target", filepath.Join(src, "slowlink")))
+	must(os.Link(filepath.Join(src, "small.txt"), filepath.Join(src, "dir/hardlink")))
+	f, err := os.Create(filepath.Join(src, "sparse"))
+	must(err)
+	_, err = f.WriteAt([]byte("tail"), 5*4096+100)
+	must(err)
+	must(f.Close())
+	return src
+}
+
+// compareTree checks that the mounted tree at root lists, stats and reads
+// as the host tree src does.
+func compareTree(t *testing.T, e *imageEnv, src, root string) int {
+	t.Helper()
+	n := 0
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		vp := filepath.Join(root, rel)
+		n++
+		st, err := e.P.Lstat(e.T, vp)
+		if err != nil {
+			t.Errorf("lstat %q: %v", vp, err)
+			return nil
+		}
+		if got, want := st.Mode&vfs.S_IFMT, hostType(fi); got != want {
+			t.Errorf("%q: type %#o, want %#o", vp, got, want)
+		}
+		if got, want := st.Mode&0o7777, uint32(fi.Mode().Perm()); fi.Mode()&os.ModeSymlink == 0 && got != want {
+			t.Errorf("%q: mode %#o, want %#o", vp, got, want)
+		}
+		if !fi.IsDir() && st.Size != fi.Size() {
+			t.Errorf("%q: size %d, want %d", vp, st.Size, fi.Size())
+		}
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			want, _ := os.Readlink(p)
+			buf := make([]byte, 4096)
+			k, err := e.P.Readlink(e.T, vp, buf)
+			if err != nil || string(buf[:k]) != want {
+				t.Errorf("readlink %q: %q, %v; want %q", vp, buf[:k], err, want)
+			}
+		case fi.IsDir():
+			ents, _ := os.ReadDir(p)
+			var want []string
+			for _, d := range ents {
+				want = append(want, d.Name())
+			}
+			if rel == "." {
+				want = append(want, "lost+found")
+			}
+			var got []string
+			for _, n := range e.List(vp) {
+				if n != "." && n != ".." {
+					got = append(got, n)
+				}
+			}
+			sort.Strings(want)
+			sort.Strings(got)
+			if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+				t.Errorf("ls %q: %d names, want %d", vp, len(got), len(want))
+			}
+		default:
+			want, _ := os.ReadFile(p)
+			got, err := e.Read(vp)
+			if err != nil || got != string(want) {
+				t.Errorf("read %q: %d bytes, %v; want %d", vp, len(got), err, len(want))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func hostType(fi os.FileInfo) uint32 {
+	switch {
+	case fi.IsDir():
+		return vfs.S_IFDIR
+	case fi.Mode()&os.ModeSymlink != 0:
+		return vfs.S_IFLNK
+	}
+	return vfs.S_IFREG
+}
+
+// TestImageMke2fsRead: an image that mke2fs -d made from a tree mounts
+// (read-only: the device is attached without write access) and lists,
+// stats and reads as the tree does; the inode numbers are debugfs's.
+func TestImageMke2fsRead(t *testing.T) {
+	needE2fs(t)
+	src := sourceTree(t, rand.New(rand.NewSource(1)))
+	img := mkfsImage(t, src, "32M")
+	dev, err := vfs.OpenImage(img, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mustBootImage(t, dev, "")
+	if n := compareTree(t, e, src, "/"); n < 400 {
+		t.Fatalf("walked %d paths", n)
+	}
+	// Inode numbers as debugfs lists them.
+	out := runTool(t, "debugfs", "-R", "ls -l /dir", img)
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 9 || f[len(f)-1] == "." || f[len(f)-1] == ".." {
+			continue
+		}
+		name := f[len(f)-1]
+		if len(f) > 9 || strings.Contains(name, `\x`) {
+			continue // names with blanks split into fields; debugfs escapes other bytes as \\xNN
+		}
+		st, err := e.P.Lstat(e.T, "/dir/"+name)
+		if err != nil {
+			t.Errorf("lstat /dir/%s: %v", name, err)
+			continue
+		}
+		if fmt.Sprint(st.Ino) != f[0] {
+			t.Errorf("/dir/%s: ino %d, debugfs %s", name, st.Ino, f[0])
+		}
+	}
+	// A read-only image refuses changes.
+	if err := e.P.Mkdir(e.T, "/new", 0o755); err != errno.EROFS {
+		t.Fatalf("mkdir on a read-only image: %v", err)
+	}
+}
+
+// TestImageMountChecks: a corrupt superblock fails the mount with the
+// kernel's errno and log line.
+func TestImageMountChecks(t *testing.T) {
+	needE2fs(t)
+	img := mkfsImage(t, "", "16M")
+	data, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		patch func(b []byte)
+		err   error
+		log   string
+	}{
+		{"csum", func(b []byte) { b[1024+0x78] ^= 1 }, ext4.EFSBADCRC, "invalid superblock checksum"},
+		{"incompat", func(b []byte) { b[1024+0x60+3] |= 0x80; fixSuperCsum(b) }, errno.EINVAL, "unsupported optional features (80000000)"},
+		{"magic", func(b []byte) { b[1024+0x38] = 0 }, errno.EINVAL, ""},
+		{"gdcsum", func(b []byte) { b[4096+0x1E] ^= 0xFF }, errno.EFSCORRUPTED, "Checksum for group 0 failed"},
+		{"recover", func(b []byte) { b[1024+0x60] |= 0x04; fixSuperCsum(b) }, errno.EROFS, "recovery required"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := append([]byte(nil), data...)
+			c.patch(b)
+			p := filepath.Join(t.TempDir(), "img")
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dev, err := vfs.OpenImage(p, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = bootImage(t, dev, "")
+			if c.name == "magic" {
+				// No magic: not an image, so the model's growing-device
+				// path says there is no ext4 on it.
+				if err == nil {
+					t.Fatal("mounted a device with no magic")
+				}
+				return
+			}
+			if err != c.err {
+				t.Fatalf("mount: %v, want %v", err, c.err)
+			}
+		})
+	}
+}
+
+func fixSuperCsum(b []byte) {
+	var s ext4.RawSuper
+	copy(s[:], b[1024:2048])
+	s.SuperblockCsumSet()
+	copy(b[1024:2048], s[:])
+}
+
+// e2fsckClean runs e2fsck -fn on img and fails the test on any complaint.
+func e2fsckClean(t testing.TB, img string) {
+	t.Helper()
+	out, err := exec.Command(tool("e2fsck"), "-fn", img).CombinedOutput()
+	if err != nil {
+		t.Fatalf("e2fsck -fn: %v\n%s", err, out)
+	}
+}
+
+func saveImage(t testing.TB, e *imageEnv) string {
+	t.Helper()
+	if err := ext4.SyncFS(e.T, e.sys.RootMount().SB); err != nil {
+		t.Fatalf("syncfs: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "out.img")
+	if err := e.dev.SaveImage(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestImageWriteBasic: a few changes on a mke2fs image, saved, pass
+// e2fsck -fn, and debugfs sees them.
+func TestImageWriteBasic(t *testing.T) {
+	needE2fs(t)
+	src := sourceTree(t, rand.New(rand.NewSource(2)))
+	img := mkfsImage(t, src, "32M")
+	dev, err := vfs.OpenImage(img, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mustBootImage(t, dev, "")
+	e.Must(e.P.Mkdir(e.T, "/newdir", 0o755))
+	e.Write("/newdir/file", strings.Repeat("z", 10000))
+	e.Must(e.P.Unlink(e.T, "/small.txt"))
+	e.Must(e.P.Rename(e.T, "/dir/several", "/newdir/moved", 0))
+	e.Must(e.P.Symlink(e.T, strings.Repeat("s", 100), "/newdir/slow"))
+	e.Must(e.P.Symlink(e.T, "short", "/newdir/fast"))
+	e.Must(e.P.Link(e.T, "/one-block", "/newdir/hl"))
+	for i := 0; i < 200; i++ {
+		e.Write(fmt.Sprintf("/newdir/n%03d", i), "q")
+	}
+	e.Must(e.P.Unlink(e.T, "/big/entry-0003-nnn"))
+	e.Must(e.P.Mkdir(e.T, "/newdir/gone", 0o700))
+	e.Must(e.P.Rmdir(e.T, "/newdir/gone"))
+	if err := e.P.Rmdir(e.T, "/dir/sub"); err != errno.ENOTEMPTY {
+		t.Fatalf("rmdir of a full directory: %v", err)
+	}
+	out := saveImage(t, e)
+	e2fsckClean(t, out)
+	ls := runTool(t, "debugfs", "-R", "ls -l /newdir", out)
+	for _, n := range []string{"file", "moved", "slow", "fast", "hl", "n199"} {
+		if !strings.Contains(ls, " "+n+"\n") && !strings.HasSuffix(strings.TrimSpace(ls), n) {
+			t.Errorf("debugfs ls /newdir lacks %s:\n%s", n, ls)
+		}
+	}
+	if got := runTool(t, "debugfs", "-R", "cat /newdir/file", out); got != strings.Repeat("z", 10000) {
+		t.Errorf("debugfs cat: %d bytes", len(got))
+	}
+}
