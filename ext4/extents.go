@@ -64,7 +64,7 @@ func putExtHeader(b []byte, h extHeader) {
 // extSpaceRoot and extSpaceBlock are ext4_ext_space_root and
 // ext4_ext_space_block: the entries that fit in i_block and in a node
 // block (leaving room for the tail).
-func extSpaceRoot() int            { return (iBlockLen - extHeaderSize) / extEntrySize }
+func extSpaceRoot() int               { return (iBlockLen - extHeaderSize) / extEntrySize }
 func extSpaceBlock(blocksize int) int { return (blocksize - extHeaderSize) / extEntrySize }
 
 // extTailOffset is EXT4_EXTENT_TAIL_OFFSET of a node with eh_max max.

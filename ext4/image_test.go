@@ -260,7 +260,7 @@ func TestImageMke2fsRead(t *testing.T) {
 		}
 		name := f[len(f)-1]
 		if len(f) > 9 || strings.Contains(name, `\x`) {
-			continue // names with blanks split into fields; debugfs escapes other bytes as \\xNN
+			continue // names with blanks split into fields; debugfs escapes other bytes as \xNN
 		}
 		st, err := e.P.Lstat(e.T, "/dir/"+name)
 		if err != nil {

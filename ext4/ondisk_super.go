@@ -171,8 +171,8 @@ const (
 // RawSuper is the 1024 bytes of struct ext4_super_block.
 type RawSuper [SuperblockSize]byte
 
-func (s *RawSuper) u16(off int) uint16     { return binary.LittleEndian.Uint16(s[off:]) }
-func (s *RawSuper) u32(off int) uint32     { return binary.LittleEndian.Uint32(s[off:]) }
+func (s *RawSuper) u16(off int) uint16      { return binary.LittleEndian.Uint16(s[off:]) }
+func (s *RawSuper) u32(off int) uint32      { return binary.LittleEndian.Uint32(s[off:]) }
 func (s *RawSuper) put16(off int, v uint16) { binary.LittleEndian.PutUint16(s[off:], v) }
 func (s *RawSuper) put32(off int, v uint32) { binary.LittleEndian.PutUint32(s[off:], v) }
 
@@ -461,7 +461,9 @@ func (g GroupDesc) UsedDirs() uint32 {
 }
 
 // SetUsedDirs is ext4_used_dirs_set.
-func (g GroupDesc) SetUsedDirs(n uint32) { g.setLohi(bgUsedDirsCountLo, bgUsedDirsCountHi, 2, uint64(n)) }
+func (g GroupDesc) SetUsedDirs(n uint32) {
+	g.setLohi(bgUsedDirsCountLo, bgUsedDirsCountHi, 2, uint64(n))
+}
 
 // ItableUnused is ext4_itable_unused_count.
 func (g GroupDesc) ItableUnused() uint32 {
