@@ -393,3 +393,62 @@ func TestImageWriteBasic(t *testing.T) {
 		t.Errorf("debugfs cat: %d bytes", len(got))
 	}
 }
+
+// TestImageMkfs: vfslab's mkfs.ext4 on a fixed-size device writes an image
+// e2fsck -fn accepts, with mke2fs's geometry for that size (block and
+// inode counts, inodes per group, the journal's size) and its features
+// but resize_inode; the image mounts, takes changes and stays clean.
+func TestImageMkfs(t *testing.T) {
+	needE2fs(t)
+	for _, c := range []struct {
+		size string
+		mb   int
+		args []string
+	}{
+		{"4M", 4, nil},
+		{"32M", 32, nil},
+		{"160M", 160, nil},
+		{"48M", 48, []string{"-O", "casefold,encrypt"}},
+		{"24M", 24, []string{"-O", "^metadata_csum,^dir_index", "-N", "2000"}},
+	} {
+		t.Run(c.size+strings.Join(c.args, ""), func(t *testing.T) {
+			dev := vfs.NewBlockDeviceSize(uint32(c.mb << 20 / vfs.PageSize))
+			tk := kernel.New().NewTask("mkfs")
+			defer tk.Exit()
+			if err := ext4.Type.Mkfs(tk, dev, c.args); err != nil {
+				t.Fatal(err)
+			}
+			img := filepath.Join(t.TempDir(), "vfslab.img")
+			if err := dev.SaveImage(img); err != nil {
+				t.Fatal(err)
+			}
+			e2fsckClean(t, img)
+			ref := mkfsImage(t, "", c.size, c.args...)
+			got, want := runTool(t, "dumpe2fs", "-h", img), runTool(t, "dumpe2fs", "-h", ref)
+			for _, f := range []string{"Inode count", "Block count", "Reserved block count", "Inodes per group", "Blocks per group",
+				"Inode size", "First block", "Block size", "Total journal blocks", "Default directory hash", "Filesystem flags", "Character encoding"} {
+				if g, w := dumpField(got, f), dumpField(want, f); g != w {
+					t.Errorf("%s: %q, mke2fs %q", f, g, w)
+				}
+			}
+			if g, w := dumpField(got, "Filesystem features"), strings.Replace(dumpField(want, "Filesystem features"), "resize_inode ", "", 1); g != w {
+				t.Errorf("features %q, mke2fs %q", g, w)
+			}
+			e := mustBootImage(t, dev, "")
+			e.Must(e.P.Mkdir(e.T, "/d", 0o755))
+			for i := 0; i < 100; i++ {
+				e.Write(fmt.Sprintf("/d/f%03d", i), strings.Repeat("y", i*100))
+			}
+			e2fsckClean(t, saveImage(t, e))
+		})
+	}
+}
+
+func dumpField(out, name string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == name {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

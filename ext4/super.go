@@ -55,6 +55,11 @@ type Options struct {
 	// NoEncrypt leaves out the encrypt feature: the fscrypt ioctls give
 	// EOPNOTSUPP.
 	NoEncrypt bool
+	// BlockSize is mke2fs -b (0: the default); UUID is -U (zero: one
+	// derived from the device's size). Only mkfs on a fixed-size device
+	// (a real image) uses them.
+	BlockSize int
+	UUID      [16]byte
 }
 
 // String renders the options as mke2fs features and settings.
@@ -89,6 +94,12 @@ func (o Options) String() string {
 	}
 	if !o.NoEncrypt {
 		s += ",encrypt"
+	}
+	if o.BlockSize != 0 {
+		s += fmt.Sprintf(",blocksize=%d", o.BlockSize)
+	}
+	if o.UUID != ([16]byte{}) {
+		s += fmt.Sprintf(",uuid=%x", o.UUID)
 	}
 	return s
 }
