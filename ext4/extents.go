@@ -94,8 +94,11 @@ type extReader struct {
 	csum      bool
 	seed      uint32
 	// nodes collects the physical blocks of the tree's nodes below the
-	// root (they count in i_blocks and are freed with the file).
-	nodes []uint64
+	// root (they count in i_blocks and are freed with the file); mapped
+	// counts the blocks the extents map (a corrupt tree cannot map more
+	// than the filesystem has).
+	nodes  []uint64
+	mapped uint64
 }
 
 // check is __ext4_ext_check of one node: the magic, the depth it must
@@ -160,6 +163,10 @@ func (r *extReader) walk(b []byte, depth int, root bool, pblk uint64, out *[]Ext
 			if x.Len == 0 || x.Pblk == 0 || x.Pblk+uint64(x.Len) > r.nblocks || uint64(x.Lblk)+uint64(x.Len) > 1<<32 {
 				return &extentError{msg: fmt.Sprintf("pblk %d bad header/extent: invalid extent entries - magic %x, entries %d, max %d, depth %d",
 					pblk, h.magic, h.entries, h.max, h.depth), block: pblk}
+			}
+			r.mapped += uint64(x.Len)
+			if r.mapped > r.nblocks {
+				return &extentError{msg: fmt.Sprintf("pblk %d bad header/extent: extents map more blocks than the filesystem has", pblk), block: pblk}
 			}
 			if k := len(*out); k > 0 {
 				p := (*out)[k-1]

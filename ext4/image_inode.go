@@ -147,7 +147,7 @@ func (sb *SuperBlock) igetDisk(t *kernel.Task, ino uint32) (*Inode, error) {
 	switch mode & vfs.S_IFMT {
 	case vfs.S_IFDIR:
 		n := uint64(size) / bs
-		if n > 1<<24 {
+		if n > d.nblocks {
 			discardDisk(t, ei)
 			return fail(errno.EFSCORRUPTED, "iget: directory too large (%d)", size)
 		}
