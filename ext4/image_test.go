@@ -452,3 +452,55 @@ func dumpField(out, name string) string {
 	}
 	return ""
 }
+
+// TestImageCasefoldMke2fs: a casefolded directory in an image e2fsprogs
+// made (mke2fs -O casefold -d, the flag set with debugfs and the htree
+// rebuilt with casefolded hashes by e2fsck -fyD, since mke2fs -d cannot
+// set +F) finds its names in any case, through the htree, in vfslab.
+func TestImageCasefoldMke2fs(t *testing.T) {
+	needE2fs(t)
+	src := filepath.Join(t.TempDir(), "src")
+	if err := os.MkdirAll(filepath.Join(src, "cf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := 0; i < 150; i++ {
+		names = append(names, fmt.Sprintf("File-With-A-Longer-Name-%03d.TXT", i))
+	}
+	names = append(names, "Straße", "ǅemo", "café")
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(src, "cf", n), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img := mkfsImage(t, src, "16M", "-O", "casefold")
+	runTool(t, "debugfs", "-w", "-R", "set_inode_field /cf flags 0x40081000", img)
+	if out, err := exec.Command(tool("e2fsck"), "-fyD", img).CombinedOutput(); err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() > 1 {
+			t.Fatalf("e2fsck -fyD: %v\n%s", err, out)
+		}
+	}
+	e2fsckClean(t, img)
+	dev, err := vfs.OpenImage(img, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mustBootImage(t, dev, "")
+	d, err := e.P.LookupDentry(e.T, "/cf", true)
+	e.Must(err)
+	dir := ext4.EXT4_I(d.Inode())
+	if !dir.IsCasefolded() || !dir.IsDx() {
+		t.Fatalf("/cf: %v", dir)
+	}
+	for _, n := range names {
+		for _, v := range []string{n, strings.ToUpper(n), strings.ToLower(n)} {
+			got, err := e.Read("/cf/" + v)
+			if err != nil || got != n {
+				t.Errorf("read /cf/%s: %q, %v", v, got, err)
+			}
+		}
+	}
+	if err := ext4.CheckDir(e.T, dir); err != nil {
+		t.Fatal(err)
+	}
+}
