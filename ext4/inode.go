@@ -103,7 +103,19 @@ func (dir *Inode) HashInDirent() bool { return dir.IsCasefolded() && dir.IsEncry
 func (dir *Inode) IsDx() bool { return dir.SB.DirIndex && dir.Flags&IndexFL != 0 }
 
 // nblocks is i_size in blocks.
-func (dir *Inode) nblocks() uint32 { return uint32(dir.Size() / BlockSize) }
+func (dir *Inode) nblocks() uint32 { return uint32(dir.Size() / int64(dir.bsize())) }
+
+// bsize is the directory's block size (s_blocksize: BlockSize, or an
+// image's).
+func (dir *Inode) bsize() int { return dir.SB.blocksize() }
+
+// blocksize is s_blocksize.
+func (sb *SuperBlock) blocksize() int {
+	if sb.disk != nil {
+		return sb.disk.bs
+	}
+	return BlockSize
+}
 
 // BlockAt returns logical block lblk, or nil for a hole or past i_size.
 func (dir *Inode) BlockAt(lblk uint32) []byte {
@@ -120,7 +132,37 @@ func (sb *SuperBlock) dirBlock(pblk uint32) []byte {
 	if pblk == 0 {
 		return nil
 	}
+	if sb.disk != nil {
+		return sb.disk.bread(uint64(pblk))
+	}
 	return sb.Dev.Block(pblk)
+}
+
+// allocBlock is ext4_new_meta_blocks of one zeroed block for a directory:
+// the device's block on the growing device, a block of the bitmaps on an
+// image (whose blocks may be smaller than the device's pages); address 0
+// and nil when none is free.
+func (sb *SuperBlock) allocBlock() (uint32, []byte) {
+	if sb.disk == nil {
+		return sb.Dev.Alloc()
+	}
+	a, ok := sb.disk.Alloc()
+	if !ok {
+		return 0, nil
+	}
+	b := sb.disk.bread(uint64(a))
+	clear(b)
+	sb.Dev.Unverify(a)
+	return a, b
+}
+
+// freeBlock gives a block allocBlock returned back.
+func (sb *SuperBlock) freeBlock(a uint32) {
+	if sb.disk == nil {
+		sb.Dev.Free(a)
+		return
+	}
+	sb.disk.Free(a)
 }
 
 // PhysBlock returns the device block behind logical block lblk (0 for a
@@ -137,21 +179,21 @@ func (dir *Inode) PhysBlock(lblk uint32) uint32 {
 func (dir *Inode) SetBlocks(raw [][]byte) {
 	dir.releaseBlocks()
 	for _, r := range raw {
-		a, b := dir.SB.Dev.Alloc()
+		a, b := dir.SB.allocBlock()
 		if b == nil {
 			break // a full image: the rest stays a hole
 		}
 		copy(b, r)
 		dir.blocks = append(dir.blocks, a)
 	}
-	dir.SetSize(int64(len(raw)) * BlockSize)
+	dir.SetSize(int64(len(raw)) * int64(dir.bsize()))
 }
 
 // append is ext4_append: a new zeroed block at the end; i_size grows.
 // ENOSPC when the device has no free block (an image).
 func (dir *Inode) appendBlock() (uint32, []byte, error) {
 	lblk := dir.nblocks()
-	a, b := dir.SB.Dev.Alloc()
+	a, b := dir.SB.allocBlock()
 	if b == nil {
 		return 0, nil, errno.ENOSPC
 	}
@@ -159,7 +201,7 @@ func (dir *Inode) appendBlock() (uint32, []byte, error) {
 		dir.blocks = append(dir.blocks, 0)
 	}
 	dir.blocks = append(dir.blocks[:lblk], a)
-	dir.SetSize(dir.Size() + BlockSize)
+	dir.SetSize(dir.Size() + int64(dir.bsize()))
 	return lblk, b, nil
 }
 
@@ -168,7 +210,7 @@ func (dir *Inode) appendBlock() (uint32, []byte, error) {
 func (dir *Inode) releaseBlocks() {
 	for _, a := range dir.blocks {
 		if a != 0 {
-			dir.SB.Dev.Free(a)
+			dir.SB.freeBlock(a)
 		}
 	}
 	dir.blocks = nil

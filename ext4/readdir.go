@@ -47,9 +47,9 @@ func htreeDirblockToTree(t *kernel.Task, dir *Inode, lblk uint32, hinfo DxHashIn
 	if err != nil {
 		return err
 	}
-	top := BlockSize - DirRecLen(0, dir.HashInDirent() && !dir.SB.MetadataCsum)
+	top := dir.bsize() - DirRecLen(0, dir.HashInDirent() && !dir.SB.MetadataCsum)
 	for off := 0; off < top; {
-		if checkDirEntry(t, dir, "htree_dirblock_to_tree", b, BlockSize, off, lblk) {
+		if checkDirEntry(t, dir, "htree_dirblock_to_tree", b, dir.bsize(), off, lblk) {
 			break
 		}
 		nl := int(b[off+6])
@@ -202,19 +202,20 @@ func Readdir(t *kernel.Task, dir *Inode, ctx *DirContext) error {
 			dir.Flags &^= IndexFL
 		}
 	}
+	bs := int64(dir.bsize())
 	for ctx.Pos < dir.Size() {
-		lblk := uint32(ctx.Pos / BlockSize)
+		lblk := uint32(ctx.Pos / bs)
 		b, err := dir.readDirblock(t, lblk, either, "ext4_readdir")
 		if err != nil {
 			return err
 		}
 		if b == nil {
-			ctx.Pos = int64(lblk+1) * BlockSize
+			ctx.Pos = int64(lblk+1) * bs
 			continue
 		}
-		for off := int(ctx.Pos % BlockSize); ctx.Pos < dir.Size() && off < BlockSize; {
-			if checkDirEntry(t, dir, "ext4_readdir", b, BlockSize, off, lblk) {
-				ctx.Pos = (ctx.Pos | (BlockSize - 1)) + 1
+		for off := int(ctx.Pos % bs); ctx.Pos < dir.Size() && off < int(bs); {
+			if checkDirEntry(t, dir, "ext4_readdir", b, int(bs), off, lblk) {
+				ctx.Pos = (ctx.Pos | (bs - 1)) + 1
 				break
 			}
 			rl := direntRecLen(b, off)
