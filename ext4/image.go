@@ -25,9 +25,10 @@ import (
 // left as it is: the model's metadata writes are not journalled, which a
 // clean unmount makes invisible), meta_bg, inline_data, bigalloc, mmp and
 // ea_inode images are refused, block-mapped (non-extent) files cannot be
-// read, and only 4 KiB-block images mount (their blocks are the device's
-// pages, which the page cache and the directory code address): 1 KiB and
-// 2 KiB images are refused with a log line.
+// read. 4 KiB blocks are the device's pages (the page cache maps them one
+// to one through vfs.BlockMap); 1 KiB and 2 KiB blocks are slices of a
+// page, which directories address one by one and file pages through
+// image_subpage.go.
 
 // diskFS is the on-disk state of a mounted image (the parts of struct
 // ext4_sb_info that describe the disk: s_es, s_group_desc, the counters).
@@ -425,12 +426,7 @@ func loadImage(t *kernel.Task, dev *Device, id string, ro bool) (*diskFS, error)
 		imageMsg(t, id, "bad block size %d", d.bs)
 		return nil, errno.EINVAL
 	}
-	if d.bs != BlockSize {
-		// The model's page cache and directory code address 4 KiB
-		// blocks (the device's pages).
-		imageMsg(t, id, "the model mounts only 4096-byte blocks, not %d", d.bs)
-		return nil, errno.EINVAL
-	}
+
 	d.inodeSize = es.InodeSize()
 	if d.inodeSize < GoodOldInodeSize || d.inodeSize > d.bs || d.inodeSize&(d.inodeSize-1) != 0 {
 		imageMsg(t, id, "unsupported inode size: %d", d.inodeSize)
@@ -636,16 +632,22 @@ func fillSuperImage(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 		o.NoCompatFallback = sb.NoCasefoldCompatFallback()
 	}
 	sb.setupOps(vsb)
+	// Blocks smaller than a page: the file data goes block by block
+	// (image_subpage.go), and the device's page allocator is not used.
+	subpage := d.bs < vfs.PageSize
+	if subpage {
+		sb.aops = subpageAops{sb}
+	}
 	vsb.SetBlockBits(d.blockBits(), maxFileSize)
 	if !o.NoEncrypt {
 		vsb.SetCop(sb)
 	}
 	hooks.SetSBDops(vsb)
-	if !d.readOnly {
+	if !d.readOnly && !subpage {
 		dev.SetAllocator(d)
 	}
 	fail := func(err error) error {
-		if !d.readOnly {
+		if !d.readOnly && !subpage {
 			dev.SetAllocator(nil)
 		}
 		return err

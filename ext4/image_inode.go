@@ -161,12 +161,20 @@ func (sb *SuperBlock) igetDisk(t *kernel.Task, ino uint32) (*Inode, error) {
 		}
 		ei.SetSize(size)
 	case vfs.S_IFREG:
+		subpage := d.bs < vfs.PageSize
+		if subpage {
+			ei.fblocks = map[uint32]uint32{}
+		}
 		for _, e := range exts {
 			if e.Unwritten {
 				continue // reads as zeroes: a hole to the model
 			}
 			for k := uint32(0); k < e.Len; k++ {
-				ei.data.Set(uint64(e.Lblk)+uint64(k), uint32(e.Pblk+uint64(k)))
+				if subpage {
+					ei.fblocks[e.Lblk+k] = uint32(e.Pblk + uint64(k))
+				} else {
+					ei.data.Set(uint64(e.Lblk)+uint64(k), uint32(e.Pblk+uint64(k)))
+				}
 			}
 		}
 		ei.SetSize(size)
@@ -226,6 +234,9 @@ func (ei *Inode) currentExtents() []Extent {
 		}
 		return extentsFromMap(lblks, func(l uint32) uint64 { return uint64(ei.blocks[l]) })
 	case vfs.S_IFREG:
+		if d := ei.SB.disk; d != nil && d.bs < vfs.PageSize {
+			return ei.fblockExtents(d)
+		}
 		idx := ei.data.Indexes()
 		lblks := make([]uint32, len(idx))
 		for i, l := range idx {
@@ -423,6 +434,7 @@ func (sb *SuperBlock) evictDisk(t *kernel.Task, ei *Inode, linked bool) {
 		return
 	}
 	dk := ei.disk
+	ei.truncateFblocks(d, 0)
 	for _, n := range dk.nodes {
 		d.Free(uint32(n))
 	}

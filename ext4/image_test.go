@@ -63,8 +63,14 @@ func runTool(t testing.TB, name string, args ...string) string {
 // it) with extra arguments, from src when it is not empty.
 func mkfsImage(t testing.TB, src, size string, args ...string) string {
 	t.Helper()
+	return mkfsImageBS(t, src, size, 4096, args...)
+}
+
+// mkfsImageBS is mkfsImage with block size bs.
+func mkfsImageBS(t testing.TB, src, size string, bs int, args ...string) string {
+	t.Helper()
 	img := filepath.Join(t.TempDir(), "img")
-	a := []string{"-q", "-F", "-t", "ext4", "-b", "4096", "-E", "root_owner=0:0"}
+	a := []string{"-q", "-F", "-t", "ext4", "-b", fmt.Sprint(bs), "-E", "root_owner=0:0"}
 	a = append(a, args...)
 	if src != "" {
 		a = append(a, "-d", src)
@@ -242,7 +248,13 @@ func hostType(fi os.FileInfo) uint32 {
 func TestImageMke2fsRead(t *testing.T) {
 	needE2fs(t)
 	src := sourceTree(t, rand.New(rand.NewSource(1)))
-	img := mkfsImage(t, src, "32M")
+	for _, bs := range []int{1024, 2048, 4096} {
+		t.Run(fmt.Sprint(bs), func(t *testing.T) { testMke2fsRead(t, src, bs) })
+	}
+}
+
+func testMke2fsRead(t *testing.T, src string, bs int) {
+	img := mkfsImageBS(t, src, "32M", bs)
 	dev, err := vfs.OpenImage(img, false)
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +371,13 @@ func saveImage(t testing.TB, e *imageEnv) string {
 func TestImageWriteBasic(t *testing.T) {
 	needE2fs(t)
 	src := sourceTree(t, rand.New(rand.NewSource(2)))
-	img := mkfsImage(t, src, "32M")
+	for _, bs := range []int{1024, 4096} {
+		t.Run(fmt.Sprint(bs), func(t *testing.T) { testWriteBasic(t, src, bs) })
+	}
+}
+
+func testWriteBasic(t *testing.T, src string, bs int) {
+	img := mkfsImageBS(t, src, "32M", bs)
 	dev, err := vfs.OpenImage(img, true)
 	if err != nil {
 		t.Fatal(err)

@@ -68,8 +68,10 @@ type Inode struct {
 	// readers.
 	readMu sync.Mutex
 	// disk is the inode's on-disk state on an image (nil on the growing
-	// device).
-	disk *inodeDisk
+	// device); fblocks is a regular file's map on an image whose blocks
+	// are smaller than a page (image_subpage.go), under the i_data lock.
+	disk    *inodeDisk
+	fblocks map[uint32]uint32
 }
 
 // EXT4_I is EXT4_I(inode): the ext4 inode that embeds a VFS inode of an
