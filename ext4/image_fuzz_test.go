@@ -13,7 +13,7 @@ import (
 )
 
 // FuzzExt4Mount mounts mutated images and walks them: a 4 MiB image that
-// vfslab's mkfs made and a few calls filled (directories linear and
+// vfslab's mkfs made (1 KiB blocks, as mke2fs.conf's small type says) and a few calls filled (directories linear and
 // htree, a casefolded one, an encrypted one whose key the walk does not
 // have, small, fragmented and sparse files, fast and slow symlinks) gets
 // the fuzzer's patches, with the superblock's, the descriptors' and the
@@ -235,7 +235,7 @@ func FuzzExt4Mount(f *testing.F) {
 	f.Add(uint32(0), []byte{}, uint8(0))
 	f.Add(uint32(SuperblockOffset+sInodesPerGroup), []byte{0xff, 0xff}, uint8(1))
 	f.Add(uint32(SuperblockOffset+sFeatureIncompat), []byte{0x00, 0x80}, uint8(1))
-	f.Add(uint32(BlockSize+bgInodeTableLo), []byte{0x01}, uint8(3))
+	f.Add(uint32(2*1024+bgInodeTableLo), []byte{0x01}, uint8(3)) // group 0's descriptor (block 2 of 1 KiB)
 	for _, ino := range []uint32{RootIno, 12, 14, 20} {
 		off := uint32(fuzzInodeOffset(ino))
 		f.Add(off+iMode, []byte{0xff, 0x41}, uint8(7))
@@ -271,6 +271,8 @@ func FuzzExt4Mount(f *testing.F) {
 func fuzzInodeOffset(ino uint32) int {
 	var s RawSuper
 	copy(s[:], fuzzImage[SuperblockOffset:])
-	gd := GroupDesc(fuzzImage[BlockSize : BlockSize+MinDescSize64bit])
-	return int(gd.InodeTable())*BlockSize + int(ino-1)*s.InodeSize()
+	bs := s.BlockSize()
+	gdOff := bs * int(s.FirstDataBlock()+1)
+	gd := GroupDesc(fuzzImage[gdOff : gdOff+MinDescSize64bit])
+	return int(gd.InodeTable())*bs + int(ino-1)*s.InodeSize()
 }

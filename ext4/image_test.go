@@ -66,11 +66,14 @@ func mkfsImage(t testing.TB, src, size string, args ...string) string {
 	return mkfsImageBS(t, src, size, 4096, args...)
 }
 
-// mkfsImageBS is mkfsImage with block size bs.
+// mkfsImageBS is mkfsImage with block size bs (0: mke2fs.conf's).
 func mkfsImageBS(t testing.TB, src, size string, bs int, args ...string) string {
 	t.Helper()
 	img := filepath.Join(t.TempDir(), "img")
-	a := []string{"-q", "-F", "-t", "ext4", "-b", fmt.Sprint(bs), "-E", "root_owner=0:0"}
+	a := []string{"-q", "-F", "-t", "ext4", "-E", "root_owner=0:0"}
+	if bs != 0 {
+		a = append(a, "-b", fmt.Sprint(bs))
+	}
 	a = append(a, args...)
 	if src != "" {
 		a = append(a, "-d", src)
@@ -441,10 +444,10 @@ func TestImageMkfs(t *testing.T) {
 				t.Fatal(err)
 			}
 			e2fsckClean(t, img)
-			ref := mkfsImage(t, "", c.size, c.args...)
+			ref := mkfsImageBS(t, "", c.size, 0, c.args...)
 			got, want := runTool(t, "dumpe2fs", "-h", img), runTool(t, "dumpe2fs", "-h", ref)
 			for _, f := range []string{"Inode count", "Block count", "Reserved block count", "Inodes per group", "Blocks per group",
-				"Inode size", "First block", "Block size", "Total journal blocks", "Default directory hash", "Filesystem flags", "Character encoding"} {
+				"Inode size", "First block", "Block size", "Total journal blocks", "Inode blocks per group", "Default directory hash", "Filesystem flags", "Character encoding"} {
 				if g, w := dumpField(got, f), dumpField(want, f); g != w {
 					t.Errorf("%s: %q, mke2fs %q", f, g, w)
 				}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/vfslab/vfslab/vfs"
 )
@@ -11,17 +12,17 @@ import (
 // mkfs.ext4 on a fixed-size device (misc/mke2fs.c, lib/ext2fs/initialize.c,
 // alloc_tables.c, mkjournal.c): the layout mke2fs 1.47 writes for the
 // device's size, as /etc/mke2fs.conf's [fs_types] choose it (floppy under
-// 3 MiB, small under 512 MiB: an inode per 8 KiB or 4 KiB; else one per
-// 16 KiB), 256-byte inodes, and mke2fs's ext4 features (has_journal
+// 3 MiB, small under 512 MiB: 1 KiB blocks and an inode per 8 KiB or 4
+// KiB; else 4 KiB blocks and an inode per 16 KiB), 256-byte inodes, and mke2fs's ext4 features (has_journal
 // ext_attr dir_index filetype extent 64bit flex_bg sparse_super large_file
 // huge_file dir_nlink extra_isize metadata_csum) changed by the options.
 //
-// Where the model differs from mke2fs: the block size is 4 KiB always (the
-// model mounts no other; mke2fs picks 1 KiB for the small and floppy
-// types), there is no resize_inode (and so no reserved GDT blocks), the
-// flex_bg metadata is packed per flex group, every group's bitmaps are
-// written out in full (no BLOCK_UNINIT or INODE_UNINIT), and the UUID is
-// derived from the device's size (deterministic) unless -U gives one.
+// The block size is mke2fs.conf's (1 KiB for the small and floppy types, 4
+// KiB otherwise) unless -b gives one. Where the model differs from mke2fs:
+// there is no resize_inode (and so no reserved GDT blocks), the flex_bg
+// metadata is packed per flex group, every group's bitmaps are written out
+// in full (no BLOCK_UNINIT or INODE_UNINIT), and the UUID is derived from
+// the device's size (deterministic) unless -U gives one.
 
 // mkfsTime is the model's mkfs time (s_mkfs_time and the first inodes'
 // timestamps): a fixed instant, so that images repeat byte for byte.
@@ -60,6 +61,7 @@ func defaultJournalBlocks(n uint64) int {
 // mkfsGeometry is what mke2fs decides before it writes anything.
 type mkfsGeometry struct {
 	bs               int
+	first            uint64 // s_first_data_block
 	nblocks          uint64
 	groups, bpg, ipg uint32
 	itb              uint32 // inode table blocks per group
@@ -70,25 +72,34 @@ type mkfsGeometry struct {
 }
 
 func mkfsPlan(size int64, o Options) (mkfsGeometry, error) {
-	g := mkfsGeometry{bs: BlockSize, bpg: BlockSize * 8, flex: 16}
-	if o.BlockSize != 0 && o.BlockSize != BlockSize {
-		return g, fmt.Errorf("mkfs.ext4: the model makes only %d-byte blocks, not %d", BlockSize, o.BlockSize)
+	g := mkfsGeometry{bs: 4096, flex: 16}
+	// mke2fs.conf's [fs_types]: floppy under 3 MiB, small under 512 MiB
+	// (1 KiB blocks), else the default (4 KiB).
+	switch mb := size >> 20; {
+	case mb < 3:
+		g.inodeRatio, g.bs = 8192, 1024 // floppy
+	case mb < 512:
+		g.inodeRatio, g.bs = 4096, 1024 // small
+	default:
+		g.inodeRatio = 16384
+	}
+	if o.BlockSize != 0 {
+		if o.BlockSize > vfs.PageSize {
+			return g, fmt.Errorf("mkfs.ext4: %d-byte blocks too big for system (max %d)", o.BlockSize, vfs.PageSize)
+		}
+		g.bs = o.BlockSize
+	}
+	g.bpg = uint32(g.bs * 8)
+	if g.bs == 1024 {
+		g.first = 1
 	}
 	g.nblocks = uint64(size) / uint64(g.bs)
 	if g.nblocks < 64 {
 		return g, fmt.Errorf("mkfs.ext4: Device size reported to be zero or too small (%d blocks)", g.nblocks)
 	}
-	switch mb := size >> 20; {
-	case mb < 3:
-		g.inodeRatio = 8192 // floppy
-	case mb < 512:
-		g.inodeRatio = 4096 // small
-	default:
-		g.inodeRatio = 16384
-	}
-	g.groups = uint32((g.nblocks + uint64(g.bpg) - 1) / uint64(g.bpg))
+	g.groups = uint32((g.nblocks - g.first + uint64(g.bpg) - 1) / uint64(g.bpg))
 	// A last group too small for its own metadata is dropped.
-	if rem := g.nblocks % uint64(g.bpg); g.groups > 1 && rem != 0 && rem < 50+2 {
+	if rem := (g.nblocks - g.first) % uint64(g.bpg); g.groups > 1 && rem != 0 && rem < 50+2 {
 		g.nblocks -= rem
 		g.groups--
 	}
@@ -96,14 +107,15 @@ func mkfsPlan(size int64, o Options) (mkfsGeometry, error) {
 	if o.InodesCount != 0 {
 		inodes = uint64(o.InodesCount)
 	}
-	ipb := uint64(g.bs / 256)
+	// ext2fs_initialize: inodes per group filling whole inode table
+	// blocks, then a multiple of 8 (rounded down).
 	ipg := (inodes + uint64(g.groups) - 1) / uint64(g.groups)
-	ipg = max(ipg, 16)
-	ipg = (ipg + ipb - 1) / ipb * ipb
-	ipg = (ipg + 7) / 8 * 8
 	if ipg > uint64(g.bs*8) {
 		ipg = uint64(g.bs * 8)
 	}
+	itb := (ipg*256 + uint64(g.bs) - 1) / uint64(g.bs)
+	ipg = itb * uint64(g.bs) / 256
+	ipg = max(ipg, 8) &^ 7
 	if uint64(g.groups)*ipg > 0xFFFFFFFF {
 		return g, fmt.Errorf("mkfs.ext4: too many inodes (%d)", uint64(g.groups)*ipg)
 	}
@@ -133,9 +145,9 @@ func mkfsImage(dev *Device, o Options) error {
 	r := geo.nblocks * 5 / 100
 	es.put32(sRBlocksCountLo, uint32(r))
 	es.put32(0x154, uint32(r>>32))
-	es.put32(sFirstDataBlock, 0)
-	es.put32(sLogBlockSize, 2)
-	es.put32(sLogClusterSize, 2)
+	es.put32(sFirstDataBlock, uint32(geo.first))
+	es.put32(sLogBlockSize, uint32(bits.TrailingZeros(uint(geo.bs))-10))
+	es.put32(sLogClusterSize, uint32(bits.TrailingZeros(uint(geo.bs))-10))
 	es.put32(sBlocksPerGroup, geo.bpg)
 	es.put32(sClustersPerGroup, geo.bpg)
 	es.put32(sInodesPerGroup, geo.ipg)
@@ -222,7 +234,7 @@ func mkfsImage(dev *Device, o Options) error {
 	// The disk, zeroed where mke2fs writes (the metadata, the inode
 	// tables, the journal).
 	d := &diskFS{dev: dev, es: es, bs: geo.bs, groups: geo.groups, descSize: MinDescSize64bit, ipg: geo.ipg,
-		bpg: geo.bpg, inodeSize: 256, csum: !o.NoMetadataCsum, nblocks: geo.nblocks, gdtBlock: 1, now: mkfsTime}
+		bpg: geo.bpg, inodeSize: 256, csum: !o.NoMetadataCsum, nblocks: geo.nblocks, gdtBlock: geo.first + 1, firstData: uint32(geo.first), now: mkfsTime}
 	d.seed = es.CsumSeed()
 	zero := func(blk uint64, n uint64) {
 		for i := uint64(0); i < n; i++ {
@@ -231,52 +243,31 @@ func mkfsImage(dev *Device, o Options) error {
 			}
 		}
 	}
-	zero(0, 1+uint64(geo.gdtBlocks))
+	zero(0, geo.first+1+uint64(geo.gdtBlocks))
 	used := make([][]byte, geo.groups) // block bitmaps, built here
 	for g := range used {
 		used[g] = make([]byte, geo.bs)
 	}
-	mark := func(blk uint64) {
-		g := blk / uint64(geo.bpg)
-		setBit(used[g], int(blk%uint64(geo.bpg)))
+	groupStart := func(g uint32) uint64 { return geo.first + uint64(g)*uint64(geo.bpg) }
+	where := func(blk uint64) (uint32, int) {
+		return uint32((blk - geo.first) / uint64(geo.bpg)), int((blk - geo.first) % uint64(geo.bpg))
 	}
-	type loc struct{ bb, ib, it uint64 }
-	locs := make([]loc, geo.groups)
+	mark := func(blk uint64) {
+		g, i := where(blk)
+		setBit(used[g], i)
+	}
+	isUsed := func(blk uint64) bool {
+		g, i := where(blk)
+		return testBit(used[g], i)
+	}
 	for g := uint32(0); g < geo.groups; g++ {
-		first := uint64(g) * uint64(geo.bpg)
 		if groupHasSuper(&es, g) {
 			for i := uint64(0); i < 1+uint64(geo.gdtBlocks); i++ {
-				mark(first + i)
+				mark(groupStart(g) + i)
 			}
 		}
 	}
-	for f := uint32(0); f < geo.groups; f += geo.flex {
-		n := min(geo.flex, geo.groups-f)
-		start := uint64(f) * uint64(geo.bpg)
-		if groupHasSuper(&es, f) {
-			start += 1 + uint64(geo.gdtBlocks)
-		}
-		for i := uint32(0); i < n; i++ {
-			locs[f+i].bb = start + uint64(i)
-			locs[f+i].ib = start + uint64(n) + uint64(i)
-			locs[f+i].it = start + 2*uint64(n) + uint64(i)*uint64(geo.itb)
-		}
-		end := start + 2*uint64(n) + uint64(n)*uint64(geo.itb)
-		if end > geo.nblocks {
-			return fmt.Errorf("mkfs.ext4: Could not allocate block in ext2 filesystem while trying to allocate filesystem tables")
-		}
-		for b := start; b < end; b++ {
-			mark(b)
-		}
-		zero(start, end-start)
-	}
-	// The first data blocks: the root directory, lost+found (four
-	// blocks, as mke2fs expands it to 16 KiB), then the journal in the
-	// middle group (ext2fs_mkjournal's goal), after its metadata.
-	next := locs[0].it + uint64(min(geo.flex, geo.groups))*uint64(geo.itb)
-	for next < geo.nblocks && testBit(used[next/uint64(geo.bpg)], int(next%uint64(geo.bpg))) {
-		next++
-	}
+	// take marks and zeroes the first run of n free blocks from from on.
 	take := func(from uint64, n int) (uint64, error) {
 		b := from
 		for {
@@ -286,7 +277,7 @@ func mkfsImage(dev *Device, o Options) error {
 				if x >= geo.nblocks {
 					return 0, fmt.Errorf("mkfs.ext4: Could not allocate block in ext2 filesystem")
 				}
-				if testBit(used[x/uint64(geo.bpg)], int(x%uint64(geo.bpg))) {
+				if isUsed(x) {
 					b = x + 1
 					free = false
 					break
@@ -301,26 +292,51 @@ func mkfsImage(dev *Device, o Options) error {
 			}
 		}
 	}
-	rootBlk, err := take(next, 1)
+	// flex_bg (ext2fs_allocate_group_table with flexbg_size 16): the
+	// block bitmaps of a flex group's groups together, then their inode
+	// bitmaps, then their inode tables, from the start of its first group.
+	type loc struct{ bb, ib, it uint64 }
+	locs := make([]loc, geo.groups)
+	for f := uint32(0); f < geo.groups; f += geo.flex {
+		n := min(geo.flex, geo.groups-f)
+		var err error
+		for i := uint32(0); i < n && err == nil; i++ {
+			locs[f+i].bb, err = take(groupStart(f), 1)
+		}
+		for i := uint32(0); i < n && err == nil; i++ {
+			locs[f+i].ib, err = take(locs[f+n-1].bb+1, 1)
+		}
+		for i := uint32(0); i < n && err == nil; i++ {
+			locs[f+i].it, err = take(locs[f+n-1].ib+1, int(geo.itb))
+		}
+		if err != nil {
+			return fmt.Errorf("mkfs.ext4: Could not allocate block in ext2 filesystem while trying to allocate filesystem tables")
+		}
+	}
+	// The first data blocks: the root directory, lost+found (which
+	// create_lost_and_found expands to 16 KiB, within its 12 direct
+	// blocks), then the journal in the middle group (ext2fs_mkjournal's
+	// goal), after its metadata.
+	lpfBlocks := min(12, 16384/geo.bs)
+	rootBlk, err := take(locs[0].it, 1)
 	if err != nil {
 		return err
 	}
-	lpfBlk, err := take(rootBlk+1, 4)
+	lpfBlk, err := take(rootBlk+1, lpfBlocks)
 	if err != nil {
 		return err
 	}
 	var jblk uint64
 	if geo.jblocks > 0 {
-		mid := uint64(geo.groups/2) * uint64(geo.bpg)
-		if jblk, err = take(mid, geo.jblocks); err != nil {
-			if jblk, err = take(lpfBlk+4, geo.jblocks); err != nil {
+		if jblk, err = take(groupStart(geo.groups/2), geo.jblocks); err != nil {
+			if jblk, err = take(lpfBlk+uint64(lpfBlocks), geo.jblocks); err != nil {
 				return fmt.Errorf("mkfs.ext4: Filesystem too small for a journal")
 			}
 		}
 	}
 	// Padding past the last block.
 	last := geo.groups - 1
-	markBitmapEnd(int(geo.nblocks-uint64(last)*uint64(geo.bpg)), geo.bs*8, used[last])
+	markBitmapEnd(int(geo.nblocks-groupStart(last)), geo.bs*8, used[last])
 
 	// Descriptors and bitmaps.
 	var freeBlocks uint64
@@ -398,7 +414,7 @@ func mkfsImage(dev *Device, o Options) error {
 		}
 	}
 	newInode(RootIno, uint16(vfs.S_IFDIR|0o755), 3, int64(bs), []Extent{{Lblk: 0, Len: 1, Pblk: rootBlk}}, nil)
-	newInode(FirstIno, uint16(vfs.S_IFDIR|0o700), 2, 4*int64(bs), []Extent{{Lblk: 0, Len: 4, Pblk: lpfBlk}}, nil)
+	newInode(FirstIno, uint16(vfs.S_IFDIR|0o700), 2, int64(lpfBlocks)*int64(bs), []Extent{{Lblk: 0, Len: uint32(lpfBlocks), Pblk: lpfBlk}}, nil)
 	if geo.jblocks > 0 {
 		var exts []Extent
 		for l := 0; l < geo.jblocks; l += ExtInitMaxLen {
@@ -414,10 +430,11 @@ func mkfsImage(dev *Device, o Options) error {
 			}
 			nodes = append(nodes, b)
 			// The node's block is counted: fix the group's free count.
-			gd := d.gd(uint32(b / uint64(geo.bpg)))
+			g, _ := where(b)
+			gd := d.gd(g)
 			gd.SetFreeBlocks(gd.FreeBlocks() - 1)
-			copy(d.bread(gd.BlockBitmap()), used[b/uint64(geo.bpg)])
-			d.blockBitmapCsumSet(uint32(b/uint64(geo.bpg)), used[b/uint64(geo.bpg)])
+			copy(d.bread(gd.BlockBitmap()), used[g])
+			d.blockBitmapCsumSet(g, used[g])
 			d.es.SetFreeBlocksCount(d.es.FreeBlocksCount() - 1)
 		}
 		newInode(JournalIno, uint16(vfs.S_IFREG|0o600), 1, int64(geo.jblocks)*int64(bs), exts, nodes)
@@ -479,7 +496,7 @@ func mkfsImage(dev *Device, o Options) error {
 	}
 	dirBlock(rootBlk, RootIno, []ent{{RootIno, ".", FtDir}, {RootIno, "..", FtDir}, {FirstIno, lostFoundIname, FtDir}})
 	dirBlock(lpfBlk, FirstIno, []ent{{FirstIno, ".", FtDir}, {RootIno, "..", FtDir}})
-	for i := uint64(1); i < 4; i++ {
+	for i := uint64(1); i < uint64(lpfBlocks); i++ {
 		dirBlock(lpfBlk+i, FirstIno, nil)
 	}
 	for g := uint32(0); g < geo.groups; g++ {
@@ -492,13 +509,13 @@ func mkfsImage(dev *Device, o Options) error {
 	}
 	gdt := make([]byte, uint64(geo.gdtBlocks)*bs)
 	for i := uint64(0); i < uint64(geo.gdtBlocks); i++ {
-		copy(gdt[i*bs:], d.bread(1+i))
+		copy(gdt[i*bs:], d.bread(d.gdtBlock+i))
 	}
 	for g := uint32(1); g < geo.groups; g++ {
 		if !groupHasSuper(&d.es, g) {
 			continue
 		}
-		first := uint64(g) * uint64(geo.bpg)
+		first := groupStart(g)
 		backup := d.es
 		binary.LittleEndian.PutUint16(backup[0x5A:], uint16(g)) // s_block_group_nr
 		backup.SuperblockCsumSet()
