@@ -344,19 +344,6 @@ func (d *diskFS) inodeLoc(ino uint32) RawInode {
 	return RawInode(b[o : o+d.inodeSize : o+d.inodeSize])
 }
 
-// inodeBitmapTest reports whether inode ino's bit is set.
-func (d *diskFS) inodeInUse(ino uint32) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	g, i := (ino-1)/d.ipg, int((ino-1)%d.ipg)
-	gd := d.gd(g)
-	if gd == nil || (hasGroupCsum(&d.es) && gd.Flags()&BgInodeUninit != 0) {
-		return false
-	}
-	bm := d.bread(gd.InodeBitmap())
-	return bm != nil && testBit(bm, i)
-}
-
 // imageMsg is ext4_msg: "EXT4-fs (DEV): MSG".
 func imageMsg(t *kernel.Task, id, format string, args ...any) {
 	t.Printk("EXT4-fs (%s): %s", id, fmt.Sprintf(format, args...))
