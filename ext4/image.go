@@ -625,6 +625,9 @@ func fillSuperImage(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	if subpage {
 		sb.aops = subpageAops{sb}
 	}
+	if d.readOnly {
+		sb.fileOps, sb.fileFileOps = roInodeOps{sb.fileOps}, roFileOps{sb.fileFileOps}
+	}
 	vsb.SetBlockBits(d.blockBits(), maxFileSize)
 	if !o.NoEncrypt {
 		vsb.SetCop(sb)
@@ -666,3 +669,23 @@ func (sb *SuperBlock) ReadOnly() bool { return sb.disk != nil && sb.disk.readOnl
 
 // OnDisk reports whether the filesystem is mounted from an on-disk image.
 func (sb *SuperBlock) OnDisk() bool { return sb.disk != nil }
+
+// roFileOps and roInodeOps are a read-only image's regular-file
+// operations: an open for writing and a truncation are EROFS, as
+// mnt_want_write makes them on a read-only superblock (sb_rdonly).
+type roFileOps struct{ vfs.FileOperations }
+
+// Open implements vfs.FileOperations.
+func (o roFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
+	if f.FMode()&vfs.FMODE_WRITE != 0 {
+		return errno.EROFS
+	}
+	return o.FileOperations.Open(t, inode, f)
+}
+
+type roInodeOps struct{ vfs.InodeOperations }
+
+// Setattr implements vfs.InodeOperations.
+func (o roInodeOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {
+	return errno.EROFS
+}

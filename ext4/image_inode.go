@@ -235,8 +235,12 @@ func (ei *Inode) currentExtents() []Extent {
 		return extentsFromMap(lblks, func(l uint32) uint64 { return uint64(ei.blocks[l]) })
 	case vfs.S_IFREG:
 		if d := ei.SB.disk; d != nil && d.bs < vfs.PageSize {
+			ei.Data.Lock()
+			defer ei.Data.Unlock()
 			return ei.fblockExtents(d)
 		}
+		ei.Data.Lock()
+		defer ei.Data.Unlock()
 		idx := ei.data.Indexes()
 		lblks := make([]uint32, len(idx))
 		for i, l := range idx {
@@ -430,7 +434,12 @@ func (sb *SuperBlock) evictDisk(t *kernel.Task, ei *Inode, linked bool) {
 		return
 	}
 	if linked {
+		// Written back as the inode cache lets it go (umount evicts every
+		// unused inode), with the superblock's counters.
 		_ = sb.writeInode(t, ei)
+		d.mu.Lock()
+		_ = d.writeSuper()
+		d.mu.Unlock()
 		return
 	}
 	dk := ei.disk
@@ -467,6 +476,9 @@ func (sb *SuperBlock) evictDisk(t *kernel.Task, ei *Inode, linked bool) {
 	}
 	d.freeInodeNum(ei.ino(), ei.IsDir())
 	ei.disk = nil
+	d.mu.Lock()
+	_ = d.writeSuper()
+	d.mu.Unlock()
 }
 
 // SyncFS is ext4_sync_fs for an image: every cached inode written back

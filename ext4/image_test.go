@@ -290,6 +290,12 @@ func testMke2fsRead(t *testing.T, src string, bs int) {
 	if err := e.P.Mkdir(e.T, "/new", 0o755); err != errno.EROFS {
 		t.Fatalf("mkdir on a read-only image: %v", err)
 	}
+	if _, err := e.P.Open(e.T, "/one-block", vfs.O_WRONLY, 0); err != errno.EROFS {
+		t.Fatalf("open for writing on a read-only image: %v", err)
+	}
+	if err := e.P.Truncate(e.T, "/one-block", 0); err != errno.EROFS {
+		t.Fatalf("truncate on a read-only image: %v", err)
+	}
 }
 
 // TestImageMountChecks: a corrupt superblock fails the mount with the
@@ -570,5 +576,40 @@ func TestImageFull(t *testing.T) {
 				t.Fatalf("read back %d of %d bytes: %v", len(got), total, err)
 			}
 		})
+	}
+}
+
+// TestImageUmount: an image mounted on /mnt, changed and unmounted, is
+// clean for e2fsck without an explicit sync: the inodes are written back
+// as the operations end and as umount evicts them, with the superblock.
+func TestImageUmount(t *testing.T) {
+	needE2fs(t)
+	img := mkfsImage(t, "", "16M")
+	dev, err := vfs.OpenImage(img, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sys *vfs.System
+	e := fstestutil.Boot(t, "ext4-umount", func(tk *kernel.Task) (*vfs.System, *vfs.Proc, error) {
+		s, p, err := ext4.Boot(tk, vfs.Config{}, nil)
+		sys = s
+		return s, p, err
+	})
+	e.Must(e.P.Mkdir(e.T, "/mnt", 0o755))
+	if _, err := sys.Mount(e.T, e.P, ext4.Type, "/mnt", vfs.MountOptions{Device: dev, Source: "vdb"}); err != nil {
+		t.Fatal(err)
+	}
+	e.Must(e.P.Mkdir(e.T, "/mnt/d", 0o755))
+	for i := 0; i < 50; i++ {
+		e.Write(fmt.Sprintf("/mnt/d/f%02d", i), strings.Repeat("u", 5000*i))
+	}
+	e.Must(e.P.Unlink(e.T, "/mnt/d/f07"))
+	if _, err := sys.Umount(e.T, e.P, "/mnt"); err != nil {
+		t.Fatal(err)
+	}
+	e.Must(dev.Sync())
+	e2fsckClean(t, img)
+	if got := runTool(t, "debugfs", "-R", "stat /d/f49", img); !strings.Contains(got, fmt.Sprintf("Size: %d", 5000*49)) {
+		t.Fatalf("debugfs stat /d/f49:\n%s", got)
 	}
 }
