@@ -325,3 +325,87 @@ func writeExtents(iblock []byte, exts []Extent, nodes []uint64, bread func(uint6
 		putExtentIdx(iblock[extHeaderSize+i*extEntrySize:], c.lblk, c.pblk)
 	}
 }
+
+// readIndirect reads the block map of an inode without EXT4_EXTENTS_FL
+// (fs/ext4/indirect.c, ext4_ind_map_blocks): twelve direct blocks in
+// i_block, then an indirect, a double and a triple indirect block of
+// little-endian block numbers (0 a hole). It returns the mapped blocks as
+// extents and the indirect blocks (which count in i_blocks). Block numbers
+// outside the filesystem are corruption.
+func readIndirect(iblock []byte, bread func(uint64) []byte, blocksize int, nblocks uint64, size int64) ([]Extent, []uint64, error) {
+	per := uint64(blocksize / 4)
+	last := uint64(0)
+	if size > 0 {
+		last = (uint64(size) - 1) / uint64(blocksize)
+	}
+	var lblks []uint32
+	pblk := map[uint32]uint64{}
+	var nodes []uint64
+	add := func(l uint64, p uint32) error {
+		if p == 0 {
+			return nil
+		}
+		if uint64(p) >= nblocks || l > 0xFFFFFFFF {
+			return fmt.Errorf("invalid block %d at logical block %d", p, l)
+		}
+		if uint64(len(lblks)) >= nblocks {
+			return fmt.Errorf("block map larger than the filesystem")
+		}
+		lblks = append(lblks, uint32(l))
+		pblk[uint32(l)] = uint64(p)
+		return nil
+	}
+	var walk func(blk uint32, level int, base uint64) error
+	walk = func(blk uint32, level int, base uint64) error {
+		if blk == 0 {
+			return nil
+		}
+		if uint64(blk) >= nblocks {
+			return fmt.Errorf("invalid indirect block %d", blk)
+		}
+		if len(nodes) > int(nblocks) {
+			return fmt.Errorf("block map larger than the filesystem")
+		}
+		nodes = append(nodes, uint64(blk))
+		b := bread(uint64(blk))
+		if b == nil {
+			return fmt.Errorf("unreadable indirect block %d", blk)
+		}
+		span := uint64(1)
+		for i := 1; i < level; i++ {
+			span *= per
+		}
+		for i := uint64(0); i < per; i++ {
+			l := base + i*span
+			if l > last {
+				break
+			}
+			p := binary.LittleEndian.Uint32(b[i*4:])
+			var err error
+			if level == 1 {
+				err = add(l, p)
+			} else {
+				err = walk(p, level-1, l)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := uint64(0); i < 12 && i <= last; i++ {
+		if err := add(i, binary.LittleEndian.Uint32(iblock[i*4:])); err != nil {
+			return nil, nil, err
+		}
+	}
+	base := uint64(12)
+	span := per
+	for level := 1; level <= 3 && base <= last; level++ {
+		if err := walk(binary.LittleEndian.Uint32(iblock[(11+level)*4:]), level, base); err != nil {
+			return nil, nil, err
+		}
+		base += span
+		span *= per
+	}
+	return extentsFromMap(lblks, func(l uint32) uint64 { return pblk[l] }), nodes, nil
+}

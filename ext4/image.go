@@ -24,8 +24,9 @@ import (
 // What the model leaves out: the journal is never written (a clean one is
 // left as it is: the model's metadata writes are not journalled, which a
 // clean unmount makes invisible), meta_bg, inline_data, bigalloc, mmp and
-// ea_inode images are refused, block-mapped (non-extent) files cannot be
-// read. 4 KiB blocks are the device's pages (the page cache maps them one
+// ea_inode images are refused, block-mapped (non-extent) files are read
+// but only written as extents, so an image without the extent feature
+// (ext2, ext3) mounts read-only. 4 KiB blocks are the device's pages (the page cache maps them one
 // to one through vfs.BlockMap); 1 KiB and 2 KiB blocks are slices of a
 // page, which directories address one by one and file pages through
 // image_subpage.go.
@@ -418,6 +419,12 @@ func loadImage(t *kernel.Task, dev *Device, id string, ro bool) (*diskFS, error)
 	if d.inodeSize < GoodOldInodeSize || d.inodeSize > d.bs || d.inodeSize&(d.inodeSize-1) != 0 {
 		imageMsg(t, id, "unsupported inode size: %d", d.inodeSize)
 		return nil, errno.EINVAL
+	}
+	if es.Incompat()&IncompatExtents == 0 && !ro {
+		// New files would get extent trees, which a filesystem without
+		// the feature cannot hold; the model has no block-mapped writer.
+		imageMsg(t, id, "the model mounts a filesystem without the extent feature read-only")
+		d.readOnly, ro = true, true
 	}
 	if d.inodeSize > GoodOldInodeSize {
 		if int(es.MinExtraIsize())+GoodOldInodeSize > d.inodeSize || int(es.WantExtraIsize())+GoodOldInodeSize > d.inodeSize {

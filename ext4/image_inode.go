@@ -88,8 +88,11 @@ func (sb *SuperBlock) igetDisk(t *kernel.Task, ino uint32) (*Inode, error) {
 	mapped := mode&vfs.S_IFMT == vfs.S_IFREG || mode&vfs.S_IFMT == vfs.S_IFDIR || (isLnk && !fast)
 	if mapped {
 		if flags&ExtentsFL == 0 {
-			if raw.Blocks()-aclBlocks != 0 || size != 0 {
-				return fail(errno.EFSCORRUPTED, "iget: block-mapped (non-extent) inode the model does not read")
+			var err error
+			exts, nodes, err = readIndirect(raw.IBlock(), d.bread, d.bs, d.nblocks, size)
+			if err != nil {
+				t.Printk("EXT4-fs error (device %s): ext4_ind_map_blocks: inode #%d: comm %s: %s", sb.Name, ino, t.Comm, err)
+				return nil, errno.EFSCORRUPTED
 			}
 		} else {
 			r := &extReader{bread: d.bread, blocksize: d.bs, nblocks: d.nblocks, csum: d.csum,

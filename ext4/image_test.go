@@ -613,3 +613,25 @@ func TestImageUmount(t *testing.T) {
 		t.Fatalf("debugfs stat /d/f49:\n%s", got)
 	}
 }
+
+// TestImageBlockMapped: an image without the extent feature (files mapped
+// by direct, indirect and double indirect blocks, as ext2 and ext3 map
+// them) mounts read-only and reads as its source tree.
+func TestImageBlockMapped(t *testing.T) {
+	needE2fs(t)
+	src := sourceTree(t, rand.New(rand.NewSource(3)))
+	for _, bs := range []int{1024, 4096} {
+		t.Run(fmt.Sprint(bs), func(t *testing.T) {
+			img := mkfsImageBS(t, src, "32M", bs, "-O", "^extent,^64bit,^flex_bg")
+			dev, err := vfs.OpenImage(img, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := mustBootImage(t, dev, "")
+			compareTree(t, e, src, "/")
+			if err := e.P.Mkdir(e.T, "/new", 0o755); err != errno.EROFS {
+				t.Fatalf("mkdir without the extent feature: %v", err)
+			}
+		})
+	}
+}
