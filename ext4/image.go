@@ -23,7 +23,8 @@ import (
 //
 // What the model leaves out: the journal is never written (a clean one is
 // left as it is: the model's metadata writes are not journalled, which a
-// clean unmount makes invisible), meta_bg, inline_data, bigalloc, mmp and
+// clean unmount makes invisible; one that needs recovery is replayed,
+// journal.go), meta_bg, inline_data, bigalloc, mmp and
 // ea_inode images are refused, block-mapped (non-extent) files are read
 // but only written as extents, so an image without the extent feature
 // (ext2, ext3) mounts read-only. 4 KiB blocks are the device's pages (the page cache maps them one
@@ -370,7 +371,7 @@ func HasImage(dev *Device) bool {
 // geometry checks, ext4_check_descriptors and the journal's state. ro is
 // a read-only mount (the device's, or "ro" in the mount data). Errors, each
 // with the kernel's log line: EINVAL, EFSBADCRC, EFSCORRUPTED, EROFS.
-func loadImage(t *kernel.Task, dev *Device, id string, ro bool) (*diskFS, error) {
+func loadImage(t *kernel.Task, dev *Device, id string, ro, noload bool) (*diskFS, error) {
 	d := &diskFS{dev: dev, readOnly: ro}
 	if _, err := dev.ReadAt(d.es[:], SuperblockOffset); err != nil {
 		imageMsg(t, id, "unable to read superblock")
@@ -486,17 +487,34 @@ func loadImage(t *kernel.Task, dev *Device, id string, ro bool) (*diskFS, error)
 	if err := d.checkDescriptors(t, id); err != nil {
 		return nil, err
 	}
-	// The journal (ext4_load_journal): a filesystem that needs recovery
-	// is replayed by the kernel; the model has no journal replay, so it
-	// refuses such an image read-write and mounts it read-only as it is
-	// (what "noload" does).
-	if es.Incompat()&IncompatRecover != 0 {
-		if !ro {
-			imageMsg(t, id, "INFO: recovery required on readonly filesystem")
-			imageMsg(t, id, "write access unavailable, cannot proceed (try mounting with noload)")
-			return nil, errno.EROFS
+	// The journal (__ext4_fill_super, ext4_load_journal): a filesystem
+	// that needs recovery is replayed, on a read-only mount too unless the
+	// device itself is read-only; "noload" skips the journal, which a
+	// read-write mount then refuses.
+	if es.Incompat()&IncompatRecover != 0 && es.Compat()&CompatHasJournal != 0 {
+		switch {
+		case noload && !ro:
+			imageMsg(t, id, "required journal recovery suppressed and not mounted read-only")
+			return nil, errno.EINVAL
+		case noload:
+		default:
+			if ro {
+				imageMsg(t, id, "INFO: recovery required on readonly filesystem")
+				if dev.ReadOnly() {
+					imageMsg(t, id, "write access unavailable, cannot proceed (try mounting with noload)")
+					return nil, errno.EROFS
+				}
+				imageMsg(t, id, "write access will be enabled during recovery")
+			}
+			if err := d.recoverJournal(t, id); err != nil {
+				imageMsg(t, id, "error loading journal")
+				return nil, errno.EINVAL
+			}
+			imageMsg(t, id, "recovery complete")
+			// The log may have rewritten the superblock and the
+			// descriptors: read and check them again.
+			return loadImage(t, dev, id, ro, noload)
 		}
-		imageMsg(t, id, "INFO: recovery required on readonly filesystem; not replayed (noload)")
 	}
 	if es.State()&ErrorFS != 0 {
 		imageMsg(t, id, "warning: mounting fs with errors, running e2fsck is recommended")
@@ -569,17 +587,19 @@ func (d *diskFS) blockBits() uint8 { return uint8(bits.TrailingZeros(uint(d.bs))
 func fillSuperImage(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	dev := vsb.Bdev()
 	id := vsb.ID()
-	ro := dev.ReadOnly()
+	ro, noload := dev.ReadOnly(), false
 	for _, opt := range vfs.ParseMountData(data) {
 		switch opt.Key {
 		case "ro":
 			ro = true
-		case "rw", "noload", "norecovery":
+		case "noload", "norecovery":
+			noload = true
+		case "rw":
 		default:
 			return vfs.UnknownParameter(t, vsb.Type, opt)
 		}
 	}
-	d, err := loadImage(t, dev, id, ro)
+	d, err := loadImage(t, dev, id, ro, noload)
 	if err != nil {
 		return err
 	}

@@ -107,10 +107,7 @@ func bootImage(t testing.TB, dev *vfs.BlockDevice, data string) (*imageEnv, erro
 		}
 		return s, p, err
 	})
-	if bootErr != nil {
-		return nil, bootErr
-	}
-	return &imageEnv{Env: e, dev: dev, sys: sys}, nil
+	return &imageEnv{Env: e, dev: dev, sys: sys}, bootErr
 }
 
 func mustBootImage(t testing.TB, dev *vfs.BlockDevice, data string) *imageEnv {
@@ -312,12 +309,16 @@ func TestImageMountChecks(t *testing.T) {
 		patch func(b []byte)
 		err   error
 		log   string
+		roDev bool
+		data  string
 	}{
-		{"csum", func(b []byte) { b[1024+0x78] ^= 1 }, ext4.EFSBADCRC, "invalid superblock checksum"},
-		{"incompat", func(b []byte) { b[1024+0x60+3] |= 0x80; fixSuperCsum(b) }, errno.EINVAL, "unsupported optional features (80000000)"},
-		{"magic", func(b []byte) { b[1024+0x38] = 0 }, errno.EINVAL, ""},
-		{"gdcsum", func(b []byte) { b[4096+0x1E] ^= 0xFF }, errno.EFSCORRUPTED, "Checksum for group 0 failed"},
-		{"recover", func(b []byte) { b[1024+0x60] |= 0x04; fixSuperCsum(b) }, errno.EROFS, "recovery required"},
+		{"csum", func(b []byte) { b[1024+0x78] ^= 1 }, ext4.EFSBADCRC, "invalid superblock checksum", false, ""},
+		{"incompat", func(b []byte) { b[1024+0x60+3] |= 0x80; fixSuperCsum(b) }, errno.EINVAL, "unsupported optional features (80000000)", false, ""},
+		{"magic", func(b []byte) { b[1024+0x38] = 0 }, errno.EINVAL, "", false, ""},
+		{"gdcsum", func(b []byte) { b[4096+0x1E] ^= 0xFF }, errno.EFSCORRUPTED, "Checksum for group 0 failed", false, ""},
+		{"recover-rodev", func(b []byte) { b[1024+0x60] |= 0x04; fixSuperCsum(b) }, errno.EROFS, "write access unavailable", true, ""},
+		{"recover-noload", func(b []byte) { b[1024+0x60] |= 0x04; fixSuperCsum(b) }, errno.EINVAL, "recovery suppressed", false, "noload"},
+		{"recover-clean-log", func(b []byte) { b[1024+0x60] |= 0x04; fixSuperCsum(b) }, nil, "recovery complete", false, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -327,11 +328,11 @@ func TestImageMountChecks(t *testing.T) {
 			if err := os.WriteFile(p, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			dev, err := vfs.OpenImage(p, true)
+			dev, err := vfs.OpenImage(p, !c.roDev)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = bootImage(t, dev, "")
+			e, err := bootImage(t, dev, c.data)
 			if c.name == "magic" {
 				// No magic: not an image, so the model's growing-device
 				// path says there is no ext4 on it.
@@ -342,6 +343,87 @@ func TestImageMountChecks(t *testing.T) {
 			}
 			if err != c.err {
 				t.Fatalf("mount: %v, want %v", err, c.err)
+			}
+			if e != nil && c.log != "" && !e.T.K.Log.Contains(c.log) {
+				t.Fatalf("no %q in the log:\n%s", c.log, strings.Join(e.T.K.Log.Lines(), "\n"))
+			}
+		})
+	}
+}
+
+// TestImageJournalReplay: a journal with committed transactions (written
+// by debugfs's journal commands: blocks logged, one revoked by a later
+// transaction) is replayed at mount as e2fsck replays it, and the image is
+// clean afterwards.
+func TestImageJournalReplay(t *testing.T) {
+	needE2fs(t)
+	for _, bs := range []int{1024, 4096} {
+		t.Run(fmt.Sprint(bs), func(t *testing.T) {
+			img := mkfsImageBS(t, "", "32M", bs)
+			dir := t.TempDir()
+			d1 := bytes.Repeat([]byte("first transaction "), 2*bs/18+1)[:2*bs]
+			d2 := bytes.Repeat([]byte("second one "), bs/11+1)[:bs]
+			if err := os.WriteFile(filepath.Join(dir, "d1"), d1, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "d2"), d2, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// Blocks far in the free space; B is logged, then revoked.
+			a, b, c := 6000, 6001, 6100
+			cmds := fmt.Sprintf("jo -c\njw -b %d,%d %s\njc\njo\njw -b %d -r %d %s\njc\n", a, b, filepath.Join(dir, "d1"), c, b, filepath.Join(dir, "d2"))
+			cf := filepath.Join(dir, "cmds")
+			if err := os.WriteFile(cf, []byte(cmds), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runTool(t, "debugfs", "-w", "-f", cf, img)
+			if h := runTool(t, "dumpe2fs", "-h", img); !strings.Contains(h, "needs_recovery") {
+				t.Fatalf("debugfs left no transaction to recover:\n%s", h)
+			}
+			ref := filepath.Join(dir, "ref")
+			raw, err := os.ReadFile(img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(ref, raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(tool("e2fsck"), "-fy", ref).CombinedOutput(); err != nil {
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() > 1 {
+					t.Fatalf("e2fsck -fy: %v\n%s", err, out)
+				}
+			}
+			refData, err := os.ReadFile(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dev, err := vfs.OpenImage(img, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := mustBootImage(t, dev, "")
+			if !e.T.K.Log.Contains("recovery complete") {
+				t.Fatalf("no recovery in the log:\n%s", strings.Join(e.T.K.Log.Lines(), "\n"))
+			}
+			got := make([]byte, bs)
+			for _, blk := range []int{a, b, c} {
+				if _, err := dev.ReadAt(got, int64(blk*bs)); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, refData[blk*bs:(blk+1)*bs]) {
+					t.Errorf("block %d after replay differs from e2fsck's replay", blk)
+				}
+			}
+			if _, err := dev.ReadAt(got, int64(a*bs)); err != nil || !bytes.Equal(got, d1[:bs]) {
+				t.Errorf("block %d not replayed", a)
+			}
+			if _, err := dev.ReadAt(got, int64(b*bs)); err != nil || bytes.Equal(got, d1[bs:]) {
+				t.Errorf("revoked block %d replayed", b)
+			}
+			out := saveImage(t, e)
+			e2fsckClean(t, out)
+			if h := runTool(t, "dumpe2fs", "-h", out); strings.Contains(h, "needs_recovery") {
+				t.Error("needs_recovery still set")
 			}
 		})
 	}
