@@ -65,8 +65,11 @@
 // written at the operation's end, on eviction and by SyncFS, which also
 // writes the superblock and flushes an attached host image. Blocks and
 // inodes come from the bitmaps (the filesystem's allocator plugged into the
-// device). Only 4 KiB blocks mount; the journal is left as it is (an image
-// that needs recovery mounts only read-only, with "noload" semantics). The inode and file operations call
+// device). Blocks of 1, 2 and 4 KiB mount (image_subpage.go reads and
+// writes file pages block by block when a block is smaller than a page);
+// block-mapped (ext2/ext3) files are read; the journal is replayed at
+// mount when the superblock says needs_recovery (journal.go) and otherwise
+// left as it is, the model's own writes not being journalled. The inode and file operations call
 // the fscrypt hooks where ext4 does (fscrypt_prepare_lookup,
 // fscrypt_prepare_new_inode and fscrypt_set_context, fscrypt_prepare_link,
 // fscrypt_prepare_rename, fscrypt_prepare_symlink and

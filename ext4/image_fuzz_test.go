@@ -235,6 +235,11 @@ func FuzzExt4Mount(f *testing.F) {
 	f.Add(uint32(0), []byte{}, uint8(0))
 	f.Add(uint32(SuperblockOffset+sInodesPerGroup), []byte{0xff, 0xff}, uint8(1))
 	f.Add(uint32(SuperblockOffset+sFeatureIncompat), []byte{0x00, 0x80}, uint8(1))
+	f.Add(uint32(SuperblockOffset+sFeatureIncompat), []byte{0xC6}, uint8(1)) // needs_recovery: the journal is read
+	if j := fuzzJournalOffset(); j > 0 {
+		f.Add(uint32(j+0x1C), []byte{0, 0, 0, 1}, uint8(0))                           // s_start 1: a log to scan
+		f.Add(uint32(j+1024+0), []byte{0xC0, 0x3B, 0x39, 0x98, 0, 0, 0, 1}, uint8(0)) // a descriptor at log block 1
+	}
 	f.Add(uint32(2*1024+bgInodeTableLo), []byte{0x01}, uint8(3)) // group 0's descriptor (block 2 of 1 KiB)
 	for _, ino := range []uint32{RootIno, 12, 14, 20} {
 		off := uint32(fuzzInodeOffset(ino))
@@ -275,4 +280,19 @@ func fuzzInodeOffset(ino uint32) int {
 	gdOff := bs * int(s.FirstDataBlock()+1)
 	gd := GroupDesc(fuzzImage[gdOff : gdOff+MinDescSize64bit])
 	return int(gd.InodeTable())*bs + int(ino-1)*s.InodeSize()
+}
+
+// fuzzJournalOffset is the byte offset of the fuzz image's journal
+// superblock (0 without a journal).
+func fuzzJournalOffset() int {
+	var s RawSuper
+	copy(s[:], fuzzImage[SuperblockOffset:])
+	raw := RawInode(fuzzImage[fuzzInodeOffset(JournalIno):][:s.InodeSize()])
+	h := readExtHeader(raw.IBlock())
+	if s.JournalInum() != JournalIno || h.magic != ExtMagic || h.depth != 0 || h.entries == 0 {
+		return 0
+	}
+	e := raw.IBlock()[extHeaderSize:]
+	pblk := uint64(binary.LittleEndian.Uint16(e[6:]))<<32 | uint64(binary.LittleEndian.Uint32(e[8:]))
+	return int(pblk) * s.BlockSize()
 }
