@@ -28,7 +28,7 @@ import (
 // every directory as vfslab holds it: the on-disk names (ciphertext in an
 // encrypted directory), the inode numbers and the sizes.
 
-var imageSeqs = flag.Int("ext4img.seqs", 3, "generated syscall sequences TestImageSequences checks with e2fsck")
+var imageSeqs = flag.Int("ext4img.seqs", 4, "generated syscall sequences TestImageSequences checks with e2fsck")
 var imageOps = flag.Int("ext4img.ops", 150, "syscalls per generated sequence")
 
 // seqNames are names of every kind: ASCII, mixed case (casefolded
@@ -369,11 +369,24 @@ func compareDebugfs(tb testing.TB, t *kernel.Task, sb *SuperBlock, img string) i
 
 // runSequence runs one generated sequence on a fresh mke2fs image and
 // checks the saved image. It returns the number of calls made.
-func runSequence(t *testing.T, seed int64, bs int) int {
+func runSequence(t *testing.T, seed int64, bs int, ownMkfs bool) int {
 	img := filepath.Join(t.TempDir(), "img")
-	cmd := exec.Command(e2tool("mke2fs"), "-q", "-F", "-t", "ext4", "-b", strconv.Itoa(bs), "-O", "casefold,encrypt", "-E", "root_owner=0:0", img, "64M")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("mke2fs: %v\n%s", err, out)
+	if ownMkfs {
+		// vfslab's own mkfs.ext4 makes the image.
+		d := vfs.NewBlockDeviceSize(64 << 20 / vfs.PageSize)
+		tk := kernel.New().NewTask("mkfs")
+		if err := Type.Mkfs(tk, d, []string{"-b", strconv.Itoa(bs), "-O", "casefold,encrypt"}); err != nil {
+			t.Fatal(err)
+		}
+		tk.Exit()
+		if err := d.SaveImage(img); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		cmd := exec.Command(e2tool("mke2fs"), "-q", "-F", "-t", "ext4", "-b", strconv.Itoa(bs), "-O", "casefold,encrypt", "-E", "root_owner=0:0", img, "64M")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("mke2fs: %v\n%s", err, out)
+		}
 	}
 	dev, err := vfs.OpenImage(img, true)
 	if err != nil {
@@ -476,8 +489,9 @@ func mustRead(t *testing.T, p string) []byte {
 	return b
 }
 
-// TestImageSequences: -ext4img.seqs generated sequences (3 by default) of
-// -ext4img.ops calls each, on images of 4, 1 and 2 KiB blocks in turn;
+// TestImageSequences: -ext4img.seqs generated sequences (4 by default) of
+// -ext4img.ops calls each, on images of 4, 1 and 2 KiB blocks in turn,
+// made by mke2fs (and every fourth by vfslab's own mkfs);
 // every saved image must pass e2fsck -fn and list in debugfs as in
 // vfslab.
 func TestImageSequences(t *testing.T) {
@@ -485,7 +499,12 @@ func TestImageSequences(t *testing.T) {
 	accepted, calls := 0, 0
 	for i := 0; i < *imageSeqs; i++ {
 		bs := []int{4096, 1024, 2048}[i%3]
-		ok := t.Run(fmt.Sprintf("%d/bs=%d", i, bs), func(t *testing.T) { calls += runSequence(t, int64(i), bs) })
+		own := i%4 == 3
+		mk := "mke2fs"
+		if own {
+			mk = "vfslab-mkfs"
+		}
+		ok := t.Run(fmt.Sprintf("%d/bs=%d/%s", i, bs, mk), func(t *testing.T) { calls += runSequence(t, int64(i), bs, own) })
 		if ok {
 			accepted++
 		}
