@@ -17,6 +17,7 @@ import (
 // context.
 type inodeDisk struct {
 	raw      RawInode
+	buf      RawInode // writeInode's scratch, swapped with raw on a write
 	exts     []Extent
 	nodes    []uint64
 	symBlock uint64
@@ -281,7 +282,14 @@ func (sb *SuperBlock) writeInode(t *kernel.Task, ei *Inode) error {
 	sb.wmu.Lock()
 	defer sb.wmu.Unlock()
 	dk := ei.disk
-	raw := RawInode(append([]byte(nil), dk.raw...))
+	// The new bytes are built in the inode's second buffer (the kernel
+	// writes into the inode table's buffer head; the model compares
+	// first, so that an unchanged inode is not written).
+	if len(dk.buf) != len(dk.raw) {
+		dk.buf = make(RawInode, len(dk.raw))
+	}
+	raw := dk.buf
+	copy(raw, dk.raw)
 	ino := ei.ino()
 	mode := ei.Mode()
 	raw.put16(iMode, uint16(mode))
@@ -358,11 +366,20 @@ func (sb *SuperBlock) writeInode(t *kernel.Task, ei *Inode) error {
 	ei.Flags = flags
 	// The in-inode xattrs: the encryption context and whatever the image
 	// had there.
-	cur := append([]Xattr(nil), dk.otherX...)
-	if ctx := sb.Context(&ei.Inode); ctx != nil {
-		cur = append(cur, Xattr{Index: XattrIndexEncryption, Name: XattrNameEncryption, Value: ctx})
+	var ctxBuf [64]byte
+	n, err := ei.xattrs.Get(XattrIndexEncryption, XattrNameEncryption, ctxBuf[:])
+	var ctx []byte
+	switch err {
+	case nil:
+		ctx = ctxBuf[:n]
+	case errno.ERANGE:
+		ctx = sb.Context(&ei.Inode)
 	}
-	if !xattrsEqual(cur, dk.bodyX) {
+	if !sameBodyXattrs(dk, ctx) {
+		cur := append([]Xattr(nil), dk.otherX...)
+		if ctx != nil {
+			cur = append(cur, Xattr{Index: XattrIndexEncryption, Name: XattrNameEncryption, Value: append([]byte(nil), ctx...)})
+		}
 		if !putIbodyXattrs(raw, cur) {
 			t.Printk("EXT4-fs warning (device %s): ext4_xattr_ibody_set: inode #%d: comm %s: xattrs do not fit in the inode", sb.Name, ino, t.Comm)
 			return errno.ENOSPC
@@ -380,9 +397,26 @@ func (sb *SuperBlock) writeInode(t *kernel.Task, ei *Inode) error {
 		return errno.EFSCORRUPTED
 	}
 	copy(loc, raw)
-	dk.raw = raw
+	dk.raw, dk.buf = raw, dk.raw
 	dk.fresh = false
 	return nil
+}
+
+// sameBodyXattrs reports whether the in-inode xattrs written last are the
+// image's others followed by the encryption context ctx (none when nil).
+func sameBodyXattrs(dk *inodeDisk, ctx []byte) bool {
+	n := len(dk.otherX)
+	if ctx != nil {
+		n++
+	}
+	if len(dk.bodyX) != n || !xattrsEqual(dk.bodyX[:len(dk.otherX)], dk.otherX) {
+		return false
+	}
+	if ctx == nil {
+		return true
+	}
+	x := dk.bodyX[n-1]
+	return x.Index == XattrIndexEncryption && x.Name == XattrNameEncryption && string(x.Value) == string(ctx)
 }
 
 // layoutExtents writes exts as the inode's tree, reusing its node blocks
