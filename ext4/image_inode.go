@@ -16,14 +16,17 @@ import (
 // symlink's block, and the in-inode xattrs other than the encryption
 // context.
 type inodeDisk struct {
-	raw      RawInode
-	buf      RawInode // writeInode's scratch, swapped with raw on a write
-	exts     []Extent
-	nodes    []uint64
-	symBlock uint64
-	otherX   []Xattr
-	bodyX    []Xattr
-	fresh    bool // never written yet (a new inode)
+	raw RawInode
+	buf RawInode // writeInode's scratch, swapped with raw on a write
+	// unwritten are a file's preallocated extents (fallocate), which
+	// read as zeroes: holes to the page cache, kept on write-back.
+	unwritten []Extent
+	exts      []Extent
+	nodes     []uint64
+	symBlock  uint64
+	otherX    []Xattr
+	bodyX     []Xattr
+	fresh     bool // never written yet (a new inode)
 }
 
 // errStale is ext4_iget's ESTALE for an inode with no links: the caller
@@ -137,6 +140,13 @@ func (sb *SuperBlock) igetDisk(t *kernel.Task, ino uint32) (*Inode, error) {
 	ei.SetNlink(uint32(raw.LinksCount()))
 	ei.SetOwner(raw.UID())
 	dk := &inodeDisk{raw: raw, exts: exts, nodes: nodes}
+	if mode&vfs.S_IFMT == vfs.S_IFREG {
+		for _, e := range exts {
+			if e.Unwritten {
+				dk.unwritten = append(dk.unwritten, e)
+			}
+		}
+	}
 	for _, x := range body {
 		if !(x.Index == XattrIndexEncryption && x.Name == XattrNameEncryption) {
 			dk.otherX = append(dk.otherX, x)
@@ -238,24 +248,53 @@ func (ei *Inode) currentExtents() []Extent {
 		}
 		return extentsFromMap(lblks, func(l uint32) uint64 { return uint64(ei.blocks[l]) })
 	case vfs.S_IFREG:
-		if d := ei.SB.disk; d != nil && d.bs < vfs.PageSize {
-			ei.Data.Lock()
-			defer ei.Data.Unlock()
-			return ei.fblockExtents(d)
-		}
 		ei.Data.Lock()
 		defer ei.Data.Unlock()
+		d := ei.SB.disk
+		if d != nil && d.bs < vfs.PageSize {
+			return ei.mergeUnwritten(ei.fblockExtents(d), func(l uint32) bool { _, ok := ei.fblocks[l]; return ok })
+		}
 		idx := ei.data.Indexes()
 		lblks := make([]uint32, len(idx))
 		for i, l := range idx {
 			lblks[i] = uint32(l)
 		}
-		return extentsFromMap(lblks, func(l uint32) uint64 {
+		return ei.mergeUnwritten(extentsFromMap(lblks, func(l uint32) uint64 {
 			a, _ := ei.data.Addr(uint64(l))
 			return uint64(a)
-		})
+		}), func(l uint32) bool { _, ok := ei.data.Addr(uint64(l)); return ok })
 	}
 	return nil
+}
+
+// mergeUnwritten adds the image's unwritten (preallocated) extents to the
+// written ones: an unwritten block that has since been written (the page
+// cache gave it a new block) is freed, the rest stay unwritten, past
+// i_size too (EXT4_EOFBLOCKS: e2fsck accepts unwritten blocks there).
+func (ei *Inode) mergeUnwritten(written []Extent, mapped func(uint32) bool) []Extent {
+	dk := ei.disk
+	if dk == nil || len(dk.unwritten) == 0 {
+		return written
+	}
+	var keep []Extent
+	for _, u := range dk.unwritten {
+		for k := uint32(0); k < u.Len; k++ {
+			l, p := u.Lblk+k, u.Pblk+uint64(k)
+			if mapped(l) {
+				ei.SB.disk.Free(uint32(p))
+				continue
+			}
+			if n := len(keep); n > 0 && keep[n-1].Lblk+keep[n-1].Len == l && keep[n-1].Pblk+uint64(keep[n-1].Len) == p && keep[n-1].Len < ExtInitMaxLen {
+				keep[n-1].Len++
+				continue
+			}
+			keep = append(keep, Extent{Lblk: l, Len: 1, Pblk: p, Unwritten: true})
+		}
+	}
+	dk.unwritten = keep
+	out := append(written[:len(written):len(written)], keep...)
+	slices.SortFunc(out, func(a, b Extent) int { return int(int64(a.Lblk) - int64(b.Lblk)) })
+	return out
 }
 
 func extentsEqual(a, b []Extent) bool { return slices.Equal(a, b) }
@@ -481,6 +520,12 @@ func (sb *SuperBlock) evictDisk(t *kernel.Task, ei *Inode, linked bool) {
 	}
 	dk := ei.disk
 	ei.truncateFblocks(d, 0)
+	for _, u := range dk.unwritten {
+		for k := uint32(0); k < u.Len; k++ {
+			d.Free(uint32(u.Pblk + uint64(k)))
+		}
+	}
+	dk.unwritten = nil
 	for _, n := range dk.nodes {
 		d.Free(uint32(n))
 	}
