@@ -656,9 +656,10 @@ func fillSuperImage(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 		sb.fileOps, sb.fileFileOps = roInodeOps{sb.fileOps}, roFileOps{sb.fileFileOps}
 	}
 	vsb.SetBlockBits(d.blockBits(), maxFileSize)
-	if !o.NoEncrypt {
-		vsb.SetCop(sb)
-	}
+	// s_cop is ext4_cryptops whatever the features (an inode flagged
+	// encrypted on a filesystem without the feature still goes through
+	// fscrypt); the fscrypt ioctls check the feature (ioctl.go).
+	vsb.SetCop(sb)
 	hooks.SetSBDops(vsb)
 	if !d.readOnly && !subpage {
 		dev.SetAllocator(d)

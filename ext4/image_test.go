@@ -485,6 +485,11 @@ func testWriteBasic(t *testing.T, src string, bs int) {
 		e.Write(fmt.Sprintf("/newdir/n%03d", i), "q")
 	}
 	e.Must(e.P.Unlink(e.T, "/big/entry-0003-nnn"))
+	// No encrypt feature: the fscrypt ioctls are EOPNOTSUPP (ext4_ioctl).
+	e.Must(e.P.Mkdir(e.T, "/noenc", 0o700))
+	if _, err := e.P.EncryptDir(e.T, "/noenc", make([]byte, 64), 0, 0); err != errno.EOPNOTSUPP {
+		t.Fatalf("fscrypt ioctls without the encrypt feature: %v", err)
+	}
 	e.Must(e.P.Mkdir(e.T, "/newdir/gone", 0o700))
 	e.Must(e.P.Rmdir(e.T, "/newdir/gone"))
 	if err := e.P.Rmdir(e.T, "/dir/sub"); err != errno.ENOTEMPTY {

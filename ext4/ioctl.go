@@ -15,6 +15,16 @@ import (
 // read-only image refuses the ioctls that change an inode (EROFS, as
 // mnt_want_write_file does).
 func (sb *SuperBlock) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
+	if sb.disk != nil && sb.opts.NoEncrypt {
+		switch cmd {
+		case vfs.FS_IOC_SET_ENCRYPTION_POLICY, vfs.FS_IOC_GET_ENCRYPTION_POLICY,
+			vfs.FS_IOC_GET_ENCRYPTION_POLICY_EX, vfs.FS_IOC_GET_ENCRYPTION_NONCE,
+			vfs.FS_IOC_ADD_ENCRYPTION_KEY, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY,
+			vfs.FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS, vfs.FS_IOC_GET_ENCRYPTION_KEY_STATUS:
+			// ext4_ioctl: !ext4_has_feature_encrypt(sb) -> EOPNOTSUPP.
+			return 0, errno.EOPNOTSUPP
+		}
+	}
 	if sb.disk != nil && sb.disk.readOnly && (cmd == vfs.FS_IOC_SETFLAGS || cmd == vfs.FS_IOC_SET_ENCRYPTION_POLICY) {
 		return 0, errno.EROFS
 	}
