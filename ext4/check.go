@@ -36,7 +36,7 @@ func (c *checker) fail(format string, args ...any) {
 func (c *checker) leaf(lblk uint32, b []byte, checkHash bool, lo, hi uint32) {
 	dir := c.dir
 	csum := dir.SB.csumSize()
-	end := BlockSize - csum
+	end := len(b) - csum
 	where := fmt.Sprintf("block %d", lblk)
 	var hinfo DxHashInfo
 	if checkHash {
@@ -77,7 +77,7 @@ func (c *checker) leaf(lblk uint32, b []byte, checkHash bool, lo, hi uint32) {
 	if csum != 0 {
 		if !direntTailOK(b) {
 			c.fail("%s: checksum tail missing", where)
-		} else if got, want := le32(b[BlockSize-4:]), dir.dirblockCsum(b); got != want {
+		} else if got, want := le32(b[len(b)-4:]), dir.dirblockCsum(b); got != want {
 			c.fail("%s: leaf checksum %08x, want %08x", where, got, want)
 		}
 	}
@@ -181,7 +181,7 @@ func (c *checker) dots(b []byte) {
 		c.fail("block 0: first dirent is not \".\" for inode %d", c.dir.ino())
 	}
 	o := direntRecLen(b, 0)
-	if o+12 > BlockSize || direntInode(b, o) == 0 || b[o+6] != 2 || b[o+8] != '.' || b[o+9] != '.' {
+	if o+12 > len(b) || direntInode(b, o) == 0 || b[o+6] != 2 || b[o+8] != '.' || b[o+9] != '.' {
 		c.fail("block 0: second dirent is not \"..\"")
 	}
 }
@@ -223,7 +223,7 @@ func CheckDir(t *kernel.Task, dir *Inode) error {
 func (c *checker) htree(b0 []byte, n uint32) {
 	dir := c.dir
 	info := readDxRootInfo(b0)
-	if direntRecLen(b0, 0) != 12 || direntRecLen(b0, 12) != BlockSize-12 {
+	if direntRecLen(b0, 0) != 12 || direntRecLen(b0, 12) != len(b0)-12 {
 		c.fail("root: fake dirents have rec_len %d and %d", direntRecLen(b0, 0), direntRecLen(b0, 12))
 		return
 	}
@@ -295,7 +295,7 @@ func (c *checker) index(lblk uint32, b []byte, e dxEntries, limit, levels int, l
 			continue
 		}
 		if levels > 0 {
-			if direntRecLen(cb, 0) != BlockSize || direntInode(cb, 0) != 0 {
+			if direntRecLen(cb, 0) != len(cb) || direntInode(cb, 0) != 0 {
 				c.fail("index block %d: no fake dirent spanning the block", child)
 				continue
 			}

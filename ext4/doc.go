@@ -41,12 +41,35 @@
 // dir.go and readdir.go (ext4_dir_operations, ext4_readdir), file.go
 // (ext4_file_operations), ioctl.go, symlink.go, crypto.go (ext4_cryptops,
 // ext4_fname_setup_filename and its kin), hash.go (ext4fs_dirhash) and
-// name.go (struct ext4_filename, ext4_match). Every mount formats a new
-// device with mke2fs's defaults (Options changes them): metadata_csum,
-// dir_index, signed half_md4 directory hashes, the root directory (inode
-// 2). Inodes live in memory (a table from inode number to inode);
-// directory blocks and the 4 KiB blocks of file contents live on the
-// device. The inode and file operations call
+// name.go (struct ext4_filename, ext4_match). On a growing device
+// (vfs.NewBlockDevice) every mount formats a new filesystem with mke2fs's
+// defaults (Options changes them): metadata_csum, dir_index, signed
+// half_md4 directory hashes, the root directory (inode 2); inodes live in
+// memory (a table from inode number to inode), directory blocks and the 4
+// KiB blocks of file contents on the device.
+//
+// # Real images
+//
+// On a fixed-size device (vfs.NewBlockDeviceSize, vfs.OpenImage) the
+// filesystem is a real ext4 image: Mkfs writes the layout mke2fs 1.47
+// writes for the size (mkfs_image.go), and fill_super mounts any image
+// with the magic (image.go: the superblock, group descriptor, geometry,
+// feature and journal checks of ext4_fill_super, with the kernel's log
+// lines). The on-disk structures are ondisk_super.go (struct
+// ext4_super_block, struct ext4_group_desc, their checksums),
+// ondisk_inode.go (struct ext4_inode and its checksum), extents.go (the
+// extent tree, depth 0 and deeper, with the tail checksum) and xattr.go
+// (in-inode and block xattrs, the encryption context "c" of index 9).
+// image_inode.go is ext4_iget from the inode table and
+// ext4_do_update_inode back to it: an inode changed by an operation is
+// written at the operation's end, on eviction and by SyncFS, which also
+// writes the superblock and flushes an attached host image. Blocks and
+// inodes come from the bitmaps (the filesystem's allocator plugged into the
+// device). Blocks of 1, 2 and 4 KiB mount (image_subpage.go reads and
+// writes file pages block by block when a block is smaller than a page);
+// block-mapped (ext2/ext3) files are read; the journal is replayed at
+// mount when the superblock says needs_recovery (journal.go) and otherwise
+// left as it is, the model's own writes not being journalled. The inode and file operations call
 // the fscrypt hooks where ext4 does (fscrypt_prepare_lookup,
 // fscrypt_prepare_new_inode and fscrypt_set_context, fscrypt_prepare_link,
 // fscrypt_prepare_rename, fscrypt_prepare_symlink and

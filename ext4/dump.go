@@ -261,10 +261,10 @@ func walkBlock(dir *Inode, db *DirBlock) {
 		}
 		return
 	}
-	end := BlockSize
+	end := len(b)
 	if csum {
 		end -= DirEntryTailSize
-		db.Csum, db.HasCsum = binary.LittleEndian.Uint32(b[BlockSize-4:]), true
+		db.Csum, db.HasCsum = binary.LittleEndian.Uint32(b[len(b)-4:]), true
 	}
 	for off := 0; off < end; {
 		if off+BaseDirLen > end {

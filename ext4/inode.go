@@ -70,6 +70,11 @@ type Inode struct {
 	// iVersion is i_version as a directory's changes bump it
 	// (inode_inc_iversion), under i_rwsem; readMu orders its reads.
 	iVersion uint64
+	// disk is the inode's on-disk state on an image (nil on the growing
+	// device); fblocks is a regular file's map on an image whose blocks
+	// are smaller than a page (image_subpage.go), under the i_data lock.
+	disk    *inodeDisk
+	fblocks map[uint32]uint32
 }
 
 // EXT4_I is EXT4_I(inode): the ext4 inode that embeds a VFS inode of an
@@ -103,14 +108,66 @@ func (dir *Inode) HashInDirent() bool { return dir.IsCasefolded() && dir.IsEncry
 func (dir *Inode) IsDx() bool { return dir.SB.DirIndex && dir.Flags&IndexFL != 0 }
 
 // nblocks is i_size in blocks.
-func (dir *Inode) nblocks() uint32 { return uint32(dir.Size() / BlockSize) }
+func (dir *Inode) nblocks() uint32 { return uint32(dir.Size() / int64(dir.bsize())) }
+
+// bsize is the directory's block size (s_blocksize: BlockSize, or an
+// image's).
+func (dir *Inode) bsize() int { return dir.SB.blocksize() }
+
+// blocksize is s_blocksize.
+func (sb *SuperBlock) blocksize() int {
+	if sb.disk != nil {
+		return sb.disk.bs
+	}
+	return BlockSize
+}
 
 // BlockAt returns logical block lblk, or nil for a hole or past i_size.
 func (dir *Inode) BlockAt(lblk uint32) []byte {
 	if int(lblk) >= len(dir.blocks) || lblk >= dir.nblocks() {
 		return nil
 	}
-	return dir.SB.Dev.Block(dir.blocks[lblk])
+	return dir.SB.dirBlock(dir.blocks[lblk])
+}
+
+// dirBlock is the device block pblk of a directory, nil for a hole (0:
+// on an image's fixed-size device block 0 exists, and holds the
+// superblock).
+func (sb *SuperBlock) dirBlock(pblk uint32) []byte {
+	if pblk == 0 {
+		return nil
+	}
+	if sb.disk != nil {
+		return sb.disk.bread(uint64(pblk))
+	}
+	return sb.Dev.Block(pblk)
+}
+
+// allocBlock is ext4_new_meta_blocks of one zeroed block for a directory:
+// the device's block on the growing device, a block of the bitmaps on an
+// image (whose blocks may be smaller than the device's pages); address 0
+// and nil when none is free.
+func (sb *SuperBlock) allocBlock() (uint32, []byte) {
+	if sb.disk == nil {
+		return sb.Dev.Alloc()
+	}
+	a, ok := sb.disk.Alloc()
+	if !ok {
+		return 0, nil
+	}
+	b := sb.disk.bread(uint64(a))
+	clear(b)
+	sb.Dev.Unverify(a)
+	return a, b
+}
+
+// freeBlock gives a block allocBlock returned back.
+func (sb *SuperBlock) freeBlock(a uint32) {
+	if sb.disk == nil {
+		sb.Dev.Free(a)
+		return
+	}
+	sb.disk.Free(a)
 }
 
 // PhysBlock returns the device block behind logical block lblk (0 for a
@@ -127,23 +184,30 @@ func (dir *Inode) PhysBlock(lblk uint32) uint32 {
 func (dir *Inode) SetBlocks(raw [][]byte) {
 	dir.releaseBlocks()
 	for _, r := range raw {
-		a, b := dir.SB.Dev.Alloc()
+		a, b := dir.SB.allocBlock()
+		if b == nil {
+			break // a full image: the rest stays a hole
+		}
 		copy(b, r)
 		dir.blocks = append(dir.blocks, a)
 	}
-	dir.SetSize(int64(len(raw)) * BlockSize)
+	dir.SetSize(int64(len(raw)) * int64(dir.bsize()))
 }
 
 // append is ext4_append: a new zeroed block at the end; i_size grows.
-func (dir *Inode) appendBlock() (uint32, []byte) {
+// ENOSPC when the device has no free block (an image).
+func (dir *Inode) appendBlock() (uint32, []byte, error) {
 	lblk := dir.nblocks()
-	a, b := dir.SB.Dev.Alloc()
+	a, b := dir.SB.allocBlock()
+	if b == nil {
+		return 0, nil, errno.ENOSPC
+	}
 	for uint32(len(dir.blocks)) < lblk {
 		dir.blocks = append(dir.blocks, 0)
 	}
 	dir.blocks = append(dir.blocks[:lblk], a)
-	dir.SetSize(dir.Size() + BlockSize)
-	return lblk, b
+	dir.SetSize(dir.Size() + int64(dir.bsize()))
+	return lblk, b, nil
 }
 
 // releaseBlocks gives every block of the directory back to the device
@@ -151,7 +215,7 @@ func (dir *Inode) appendBlock() (uint32, []byte) {
 func (dir *Inode) releaseBlocks() {
 	for _, a := range dir.blocks {
 		if a != 0 {
-			dir.SB.Dev.Free(a)
+			dir.SB.freeBlock(a)
 		}
 	}
 	dir.blocks = nil
@@ -181,6 +245,15 @@ func (sb *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Inod
 	if err := inodeInfoCache.Alloc(&t.Ctx, kmem.GFPNoFS); err != nil {
 		return nil, err
 	}
+	fromBitmap := false
+	if ino == 0 && sb.disk != nil {
+		n, ok := sb.disk.newInodeNum(mode&vfs.S_IFMT == vfs.S_IFDIR)
+		if !ok {
+			inodeInfoCache.Free(&t.Ctx)
+			return nil, errno.ENOSPC
+		}
+		ino, fromBitmap = n, true
+	}
 	sb.mu.Lock()
 	if ino == 0 {
 		if n := len(sb.freeInos); n > 0 {
@@ -199,8 +272,14 @@ func (sb *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Inod
 	ei := &Inode{SB: sb, Generation: generation(ino)}
 	if err := vfs.InodeInit(t, &ei.Inode, sb.vsb, uint64(ino), mode, ei); err != nil {
 		sb.freeIno(ino)
+		if fromBitmap {
+			sb.disk.freeInodeNum(ino, mode&vfs.S_IFMT == vfs.S_IFDIR)
+		}
 		inodeInfoCache.Free(&t.Ctx)
 		return nil, err
+	}
+	if fromBitmap {
+		sb.newDiskInode(ei)
 	}
 	switch mode & vfs.S_IFMT {
 	case vfs.S_IFDIR:
@@ -232,12 +311,15 @@ func (sb *SuperBlock) NewDirInode(t *kernel.Task, ino, gen, mode uint32) (*Inode
 	return dir, nil
 }
 
-// freeIno is ext4_free_inode: the number goes back to the bitmap.
+// freeIno is ext4_free_inode: the number goes back to the bitmap (on an
+// image evictDisk has cleared its bit: the inode only leaves the cache).
 func (sb *SuperBlock) freeIno(ino uint32) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	delete(sb.inodes, ino)
-	sb.freeInos = append(sb.freeInos, ino)
+	if sb.disk == nil {
+		sb.freeInos = append(sb.freeInos, ino)
+	}
 }
 
 // discard drops a new inode that never got a name.
@@ -258,6 +340,24 @@ func (sb *SuperBlock) iget(t *kernel.Task, dir *Inode, ino uint32) (*Inode, erro
 	sb.mu.Lock()
 	inode := sb.inodes[ino]
 	sb.mu.Unlock()
+	if inode == nil && sb.disk != nil {
+		sb.igetMu.Lock()
+		sb.mu.Lock()
+		inode = sb.inodes[ino]
+		sb.mu.Unlock()
+		var err error
+		if inode == nil {
+			inode, err = sb.igetDisk(t, ino)
+			if err == nil {
+				sb.igetMu.Unlock()
+				return inode, nil // allocInode's reference
+			}
+		}
+		sb.igetMu.Unlock()
+		if err != nil && err != errStale {
+			return nil, err
+		}
+	}
 	if inode == nil || !vfs.Igrab(&inode.Inode) {
 		dir.errorInode(t, "ext4_lookup", 0, "deleted inode referenced: %d", ino)
 		return nil, errno.EFSCORRUPTED
@@ -308,10 +408,13 @@ func (sb *SuperBlock) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 		ei.Data.Lock()
 		ei.data.Truncate(0)
 		ei.Data.Unlock()
-		ei.xattrs.Free()
 		ei.releaseBlocks()
+		sb.evictDisk(t, ei, false)
+		ei.xattrs.Free()
 		sb.freeIno(ei.ino())
 		inodeInfoCache.Free(&t.Ctx)
+	} else {
+		sb.evictDisk(t, ei, true)
 	}
 	vfs.ClearInode(inode)
 	fscrypt.PutEncryptionInfo(t, inode)

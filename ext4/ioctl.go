@@ -10,8 +10,29 @@ import (
 
 // ioctl is ext4_ioctl: vfs.FS_IOC_GETFLAGS / vfs.FS_IOC_SETFLAGS and the fscrypt
 // ioctls (EOPNOTSUPP without the encrypt feature); ENOTTY for others.
+// On an image the inode goes to its table afterwards (a policy's context
+// xattr, a flag: ext4_mark_inode_dirty in the ioctl's handle); a
+// read-only image refuses the ioctls that change an inode (EROFS, as
+// mnt_want_write_file does).
 func (sb *SuperBlock) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
-	return libfs.FlagsIoctl(t, f, cmd, arg, fileattr{sb})
+	if sb.disk != nil && sb.opts.NoEncrypt {
+		switch cmd {
+		case vfs.FS_IOC_SET_ENCRYPTION_POLICY, vfs.FS_IOC_GET_ENCRYPTION_POLICY,
+			vfs.FS_IOC_GET_ENCRYPTION_POLICY_EX, vfs.FS_IOC_GET_ENCRYPTION_NONCE,
+			vfs.FS_IOC_ADD_ENCRYPTION_KEY, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY,
+			vfs.FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS, vfs.FS_IOC_GET_ENCRYPTION_KEY_STATUS:
+			// ext4_ioctl: !ext4_has_feature_encrypt(sb) -> EOPNOTSUPP.
+			return 0, errno.EOPNOTSUPP
+		}
+	}
+	if sb.disk != nil && sb.disk.readOnly && (cmd == vfs.FS_IOC_SETFLAGS || cmd == vfs.FS_IOC_SET_ENCRYPTION_POLICY) {
+		return 0, errno.EROFS
+	}
+	n, err := libfs.FlagsIoctl(t, f, cmd, arg, fileattr{sb})
+	if err == nil && sb.disk != nil {
+		sb.dirtyInodes(t, f.Inode())
+	}
+	return n, err
 }
 
 // fileattr gives vfs.IoctlFlags the flags of ext4's inodes.

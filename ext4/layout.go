@@ -166,7 +166,7 @@ func direntHashes(b []byte, off int) (hash, minor uint32, ok bool) {
 // dirent {inode 0, rec_len 12, name_len 0, file_type 0xDE, checksum 0} at
 // the end of a leaf block.
 func initializeDirentTail(b []byte) {
-	t := b[BlockSize-DirEntryTailSize:]
+	t := b[len(b)-DirEntryTailSize:]
 	clear(t)
 	binary.LittleEndian.PutUint16(t[4:], DirEntryTailSize)
 	t[7] = FtDirCsum
@@ -174,7 +174,7 @@ func initializeDirentTail(b []byte) {
 
 // direntTailOK is get_dirent_tail's validation of the tail at the end of b.
 func direntTailOK(b []byte) bool {
-	t := b[BlockSize-DirEntryTailSize:]
+	t := b[len(b)-DirEntryTailSize:]
 	return binary.LittleEndian.Uint32(t[0:]) == 0 && binary.LittleEndian.Uint16(t[4:]) == DirEntryTailSize &&
 		t[6] == 0 && t[7] == FtDirCsum
 }

@@ -16,7 +16,7 @@ import (
 
 // dirblockCsum is ext4_dirblock_csum over the block up to its tail.
 func (dir *Inode) dirblockCsum(b []byte) uint32 {
-	return Crc32c(dir.csumSeed(), b[:BlockSize-DirEntryTailSize])
+	return Crc32c(dir.csumSeed(), b[:dir.bsize()-DirEntryTailSize])
 }
 
 // dirblockCsumSet is ext4_dirblock_csum_set.
@@ -28,7 +28,7 @@ func (dir *Inode) dirblockCsumSet(t *kernel.Task, b []byte) {
 		dir.warning(t, "ext4_dirblock_csum_set", "No space for directory leaf checksum. Please run e2fsck -D.")
 		return
 	}
-	binary.LittleEndian.PutUint32(b[BlockSize-4:], dir.dirblockCsum(b))
+	binary.LittleEndian.PutUint32(b[dir.bsize()-4:], dir.dirblockCsum(b))
 }
 
 // dirblockCsumVerify is ext4_dirblock_csum_verify.
@@ -40,7 +40,7 @@ func (dir *Inode) dirblockCsumVerify(t *kernel.Task, b []byte) bool {
 		dir.warning(t, "ext4_dirblock_csum_verify", "No space for directory leaf checksum. Please run e2fsck -D.")
 		return false
 	}
-	return binary.LittleEndian.Uint32(b[BlockSize-4:]) == dir.dirblockCsum(b)
+	return binary.LittleEndian.Uint32(b[dir.bsize()-4:]) == dir.dirblockCsum(b)
 }
 
 // getDxCountlimit is get_dx_countlimit: where {limit, count} sit in an
@@ -48,10 +48,10 @@ func (dir *Inode) dirblockCsumVerify(t *kernel.Task, b []byte) bool {
 func getDxCountlimit(b []byte) int {
 	rlen := direntRecLen(b, 0)
 	switch {
-	case rlen == BlockSize:
+	case rlen == len(b):
 		return 8
 	case rlen == 12:
-		if direntRecLen(b, 12) != BlockSize-12 {
+		if direntRecLen(b, 12) != len(b)-12 {
 			return -1
 		}
 		info := readDxRootInfo(b)
@@ -80,7 +80,7 @@ func dxCsumLocate(b []byte) (countOff, count, tailOff int, ok bool) {
 	}
 	limit := int(binary.LittleEndian.Uint16(b[countOff:]))
 	count = int(binary.LittleEndian.Uint16(b[countOff+2:]))
-	if countOff+limit*dxEntrySize > BlockSize-dxTailSize {
+	if countOff+limit*dxEntrySize > len(b)-dxTailSize {
 		return 0, 0, 0, false
 	}
 	return countOff, count, countOff + limit*dxEntrySize, true
@@ -92,7 +92,7 @@ func (dir *Inode) dxCsumSet(t *kernel.Task, b []byte) {
 		return
 	}
 	countOff, count, tailOff, ok := dxCsumLocate(b)
-	if !ok || count > (BlockSize-countOff)/dxEntrySize {
+	if !ok || count > (dir.bsize()-countOff)/dxEntrySize {
 		dir.errorInode(t, "ext4_dx_csum_set", 0, "dir seems corrupt?  Run e2fsck -D.")
 		return
 	}
@@ -105,7 +105,7 @@ func (dir *Inode) dxCsumVerify(t *kernel.Task, b []byte) bool {
 		return true
 	}
 	countOff, count, tailOff, ok := dxCsumLocate(b)
-	if !ok || count > (BlockSize-countOff)/dxEntrySize {
+	if !ok || count > (dir.bsize()-countOff)/dxEntrySize {
 		dir.errorInode(t, "ext4_dx_csum_verify", 0, "dir seems corrupt?  Run e2fsck -D.")
 		return false
 	}
@@ -140,7 +140,7 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 		return nil, errno.EFSCORRUPTED
 	}
 	pblk := dir.PhysBlock(lblk)
-	b := dir.SB.Dev.Block(pblk)
+	b := dir.SB.dirBlock(pblk)
 	if b == nil {
 		if typ == index || typ == direntHtree || lblk == 0 {
 			kind := "leaf"
@@ -154,7 +154,7 @@ func (dir *Inode) readDirblock(t *kernel.Task, lblk uint32, typ dirblockType, fn
 	}
 	isDxBlock := false
 	if dir.IsDx() {
-		if lblk == 0 || direntRecLen(b, 0) == BlockSize {
+		if lblk == 0 || direntRecLen(b, 0) == dir.bsize() {
 			isDxBlock = true
 		}
 	}
@@ -301,7 +301,7 @@ func checkDirEntry(t *kernel.Task, dir *Inode, fn string, buf []byte, size, off 
 		f = 1
 	}
 	dir.errorInode(t, fn, lblk, "bad entry in directory: %s - offset=%d, inode=%d, rec_len=%d, size=%d fake=%d",
-		msg, int(lblk)*BlockSize+off, ino, rlen, size, f)
+		msg, int(lblk)*dir.bsize()+off, ino, rlen, size, f)
 	return true
 }
 
@@ -338,7 +338,7 @@ func makeRef(b []byte, lblk uint32, off int) *DentryRef {
 
 // dxRootLimit is dx_root_limit.
 func (dir *Inode) dxRootLimit(infoSize int) int {
-	space := BlockSize - DirRecLen(1, false) - DirRecLen(2, false) - infoSize
+	space := dir.bsize() - DirRecLen(1, false) - DirRecLen(2, false) - infoSize
 	if dir.SB.MetadataCsum {
 		space -= dxTailSize
 	}
@@ -348,7 +348,7 @@ func (dir *Inode) dxRootLimit(infoSize int) int {
 // dxNodeLimit is dx_node_limit (which, as in the kernel, reserves the
 // dirent hash of casefolded encrypted directories too).
 func (dir *Inode) dxNodeLimit() int {
-	space := BlockSize - DirRecLen(0, dir.HashInDirent())
+	space := dir.bsize() - DirRecLen(0, dir.HashInDirent())
 	if dir.SB.MetadataCsum {
 		space -= dxTailSize
 	}
@@ -530,7 +530,7 @@ func dxFindEntry(t *kernel.Task, dir *Inode, f *Filename, st *lookupStats) (*Den
 			return nil, err
 		}
 		st.blocks++
-		off, err := searchDir(t, dir, f, b, BlockSize, block, st)
+		off, err := searchDir(t, dir, f, b, dir.bsize(), block, st)
 		if err != nil {
 			return nil, errBadDxDir
 		}
@@ -553,7 +553,7 @@ func (dir *Inode) isDxInternalNode(lblk uint32, b []byte) bool {
 	if !dir.IsDx() {
 		return false
 	}
-	return lblk == 0 || (direntInode(b, 0) == 0 && direntRecLen(b, 0) == BlockSize)
+	return lblk == 0 || (direntInode(b, 0) == 0 && direntRecLen(b, 0) == dir.bsize())
 }
 
 // FindEntryFname is __ext4_find_entry: "." and ".." in block 0; the htree
@@ -597,7 +597,7 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 	block := start
 	for {
 		pblk := dir.PhysBlock(block)
-		b := dir.SB.Dev.Block(pblk)
+		b := dir.SB.dirBlock(pblk)
 		if b != nil {
 			if !dir.SB.Dev.BufferVerified(pblk) && !dir.isDxInternalNode(block, b) && !dir.dirblockCsumVerify(t, b) {
 				dir.errorInode(t, "__ext4_find_entry", block, "checksumming directory block %d", block)
@@ -605,7 +605,7 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 			}
 			dir.SB.Dev.SetBufferVerified(pblk)
 			st.blocks++
-			off, err := searchDir(t, dir, f, b, BlockSize, block, &st)
+			off, err := searchDir(t, dir, f, b, dir.bsize(), block, &st)
 			if err != nil {
 				return nil, err
 			}
@@ -711,7 +711,7 @@ func insertDentry(dir *Inode, ino, mode uint32, b []byte, off int, f *Filename) 
 func addDirentToBuf(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32, b []byte, lblk uint32, off int) error {
 	if off < 0 {
 		var err error
-		off, err = findDestDe(t, dir, f, b, BlockSize-dir.SB.csumSize(), lblk)
+		off, err = findDestDe(t, dir, f, b, dir.bsize()-dir.SB.csumSize(), lblk)
 		if err != nil {
 			return err
 		}
@@ -729,13 +729,13 @@ func checkDxRoot(t *kernel.Task, dir *Inode, b []byte) bool {
 		msg = "invalid name_len for '.'"
 	case b[8] != '.':
 		msg = "invalid name for '.'"
-	case direntRecLen(b, 0) >= BlockSize:
+	case direntRecLen(b, 0) >= dir.bsize():
 		msg = "invalid rec_len for '.'"
 	case b[12+6] != 2:
 		msg = "invalid name_len for '..'"
 	case b[20] != '.' || b[21] != '.':
 		msg = "invalid name for '..'"
-	case 12+direntRecLen(b, 12) >= BlockSize:
+	case 12+direntRecLen(b, 12) >= dir.bsize():
 		msg = "invalid rec_len for '..'"
 	default:
 		return true
@@ -754,8 +754,11 @@ func makeIndexedDir(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32, b
 		return errno.EFSCORRUPTED
 	}
 	deOff := 12 + direntRecLen(b0, 12)
-	l := BlockSize - csum - deOff
-	lblk1, b1 := dir.appendBlock()
+	l := dir.bsize() - csum - deOff
+	lblk1, b1, err := dir.appendBlock()
+	if err != nil {
+		return err
+	}
 	dir.Flags |= IndexFL
 	copy(b1, b0[deOff:deOff+l])
 	clear(b0[deOff : deOff+l])
@@ -770,11 +773,11 @@ func makeIndexedDir(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32, b
 		}
 		de = de2
 	}
-	setRecLen(b1, de, BlockSize-csum-de)
+	setRecLen(b1, de, dir.bsize()-csum-de)
 	if csum != 0 {
 		initializeDirentTail(b1)
 	}
-	setRecLen(b0, 12, BlockSize-DirRecLen(2, false))
+	setRecLen(b0, 12, dir.bsize()-DirRecLen(2, false))
 	clear(b0[dxRootInfoOff : dxRootInfoOff+dxRootInfoLen])
 	b0[dxRootInfoOff+5] = dxRootInfoLen
 	hv := dir.SB.DefHashVersion
@@ -818,7 +821,7 @@ type dxMapEntry struct {
 // of the block (up to the checksum tail), in the kernel's order: built
 // from the end of the map backwards, so the last dirent comes first.
 func dxMakeMap(t *kernel.Task, dir *Inode, b []byte, lblk uint32, hinfo *DxHashInfo) ([]dxMapEntry, error) {
-	buflen := BlockSize - dir.SB.csumSize()
+	buflen := dir.bsize() - dir.SB.csumSize()
 	var m []dxMapEntry
 	h := *hinfo
 	for off := 0; off < buflen; {
@@ -891,7 +894,7 @@ func dxMoveDirents(dir *Inode, from, to []byte, m []dxMapEntry) int {
 // minimal rec_lens; it returns the offset of the last.
 func dxPackDirents(dir *Inode, b []byte) int {
 	prev, to := 0, 0
-	for de := 0; de < BlockSize; {
+	for de := 0; de < dir.bsize(); {
 		rl0 := direntRecLen(b, de)
 		if rl0 <= 0 {
 			break
@@ -935,13 +938,16 @@ func doSplit(t *kernel.Task, dir *Inode, lblk uint32, b []byte, fr *dxFrame, hin
 	if err != nil {
 		return 0, nil, 0, err
 	}
-	newLblk, b2 := dir.appendBlock()
+	newLblk, b2, err := dir.appendBlock()
+	if err != nil {
+		return 0, nil, 0, err
+	}
 	count := len(m)
 	dxSortMap(m)
 	size, move := 0, 0
 	i := count - 1
 	for ; i >= 0; i-- {
-		if size+int(m[i].size)/2 > BlockSize/2 {
+		if size+int(m[i].size)/2 > dir.bsize()/2 {
 			break
 		}
 		size += int(m[i].size)
@@ -962,8 +968,8 @@ func doSplit(t *kernel.Task, dir *Inode, lblk uint32, b []byte, fr *dxFrame, hin
 	}
 	de2 := dxMoveDirents(dir, b, b2, m[split:])
 	de := dxPackDirents(dir, b)
-	setRecLen(b, de, BlockSize-csum-de)
-	setRecLen(b2, de2, BlockSize-csum-de2)
+	setRecLen(b, de, dir.bsize()-csum-de)
+	setRecLen(b2, de2, dir.bsize()-csum-de2)
 	if csum != 0 {
 		initializeDirentTail(b)
 		initializeDirentTail(b2)
@@ -1023,8 +1029,11 @@ func dxAddEntry(t *kernel.Task, dir *Inode, f *Filename, ino, mode uint32) error
 				return errno.ENOSPC
 			}
 			icount := entries.count()
-			newLblk, b2 := dir.appendBlock()
-			setRecLen(b2, 0, BlockSize)
+			newLblk, b2, err := dir.appendBlock()
+			if err != nil {
+				return err
+			}
+			setRecLen(b2, 0, dir.bsize())
 			entries2 := dxEntries{b: b2, off: dxNodeEntriesOff}
 			if !addLevel {
 				icount1 := icount / 2
@@ -1111,9 +1120,12 @@ func AddEntry(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
 			return err
 		}
 		if b == nil { // a hole: allocate it (ext4_bread with CREATE)
-			a, nb := dir.SB.Dev.Alloc()
+			a, nb := dir.SB.allocBlock()
+			if nb == nil {
+				return errno.ENOSPC
+			}
 			dir.blocks[block] = a
-			setRecLen(nb, 0, BlockSize-csum)
+			setRecLen(nb, 0, dir.bsize()-csum)
 			if csum != 0 {
 				initializeDirentTail(nb)
 			}
@@ -1127,8 +1139,11 @@ func AddEntry(t *kernel.Task, dir *Inode, name []byte, ino, mode uint32) error {
 			return makeIndexedDir(t, dir, f, ino, mode, b)
 		}
 	}
-	lblk, b := dir.appendBlock()
-	setRecLen(b, 0, BlockSize-csum)
+	lblk, b, err := dir.appendBlock()
+	if err != nil {
+		return err
+	}
+	setRecLen(b, 0, dir.bsize()-csum)
 	if csum != 0 {
 		initializeDirentTail(b)
 	}
@@ -1146,8 +1161,8 @@ func DeleteEntry(t *kernel.Task, dir *Inode, r *DentryRef) error {
 	}
 	csum := dir.SB.csumSize()
 	pde := -1
-	for i := 0; i < BlockSize-csum; {
-		if checkDirEntry(t, dir, "ext4_generic_delete_entry", b, BlockSize, i, r.Lblk) {
+	for i := 0; i < dir.bsize()-csum; {
+		if checkDirEntry(t, dir, "ext4_generic_delete_entry", b, dir.bsize(), i, r.Lblk) {
 			return errno.EFSCORRUPTED
 		}
 		if i == r.Off {
@@ -1197,13 +1212,13 @@ func SetDotdot(t *kernel.Task, dir *Inode, parentIno uint32) error {
 	if err != nil {
 		return err
 	}
-	if b == nil || checkDirEntry(t, dir, "ext4_get_first_dir_block", b, BlockSize, 0, 0) ||
+	if b == nil || checkDirEntry(t, dir, "ext4_get_first_dir_block", b, dir.bsize(), 0, 0) ||
 		direntInode(b, 0) != dir.ino() || b[6] != 1 || b[8] != '.' {
 		dir.warning(t, "ext4_get_first_dir_block", "directory missing '.'")
 		return errno.EFSCORRUPTED
 	}
 	off := direntRecLen(b, 0)
-	if checkDirEntry(t, dir, "ext4_get_first_dir_block", b, BlockSize, off, 0) ||
+	if checkDirEntry(t, dir, "ext4_get_first_dir_block", b, dir.bsize(), off, 0) ||
 		direntInode(b, off) == 0 || b[off+6] != 2 || b[off+8] != '.' || b[off+9] != '.' {
 		dir.warning(t, "ext4_get_first_dir_block", "directory missing '..'")
 		return errno.EFSCORRUPTED
@@ -1224,14 +1239,17 @@ func InitNewDir(t *kernel.Task, dir *Inode, parentIno uint32) error {
 	csum := dir.SB.csumSize()
 	dir.SetSize(0)
 	dir.blocks = nil
-	lblk, b := dir.appendBlock()
+	lblk, b, err := dir.appendBlock()
+	if err != nil {
+		return err
+	}
 	setInode(b, 0, dir.ino())
 	b[6] = 1
 	setRecLen(b, 0, DirRecLen(1, false))
 	b[8] = '.'
 	setInode(b, 12, parentIno)
 	b[12+6] = 2
-	setRecLen(b, 12, BlockSize-(csum+DirRecLen(1, false)))
+	setRecLen(b, 12, dir.bsize()-(csum+DirRecLen(1, false)))
 	b[20], b[21] = '.', '.'
 	if dir.SB.Filetype {
 		b[7], b[12+7] = FtDir, FtDir
@@ -1255,31 +1273,31 @@ func EmptyDir(t *kernel.Task, dir *Inode) bool {
 	if err != nil || b == nil {
 		return false
 	}
-	if checkDirEntry(t, dir, "ext4_empty_dir", b, BlockSize, 0, 0) || direntInode(b, 0) != dir.ino() || b[6] != 1 || b[8] != '.' {
+	if checkDirEntry(t, dir, "ext4_empty_dir", b, dir.bsize(), 0, 0) || direntInode(b, 0) != dir.ino() || b[6] != 1 || b[8] != '.' {
 		dir.warning(t, "ext4_empty_dir", "directory missing '.'")
 		return false
 	}
 	offset := direntRecLen(b, 0)
-	if checkDirEntry(t, dir, "ext4_empty_dir", b, BlockSize, offset, 0) || direntInode(b, offset) == 0 || b[offset+6] != 2 || b[offset+8] != '.' || b[offset+9] != '.' {
+	if checkDirEntry(t, dir, "ext4_empty_dir", b, dir.bsize(), offset, 0) || direntInode(b, offset) == 0 || b[offset+6] != 2 || b[offset+8] != '.' || b[offset+9] != '.' {
 		dir.warning(t, "ext4_empty_dir", "directory missing '..'")
 		return false
 	}
 	offset += direntRecLen(b, offset)
 	for int64(offset) < dir.Size() {
-		if offset%BlockSize == 0 {
-			lblk := uint32(offset / BlockSize)
+		if offset%dir.bsize() == 0 {
+			lblk := uint32(offset / dir.bsize())
 			nb, err := dir.readDirblock(t, lblk, either, "ext4_empty_dir")
 			if err != nil {
 				return false
 			}
 			if nb == nil {
-				offset += BlockSize
+				offset += dir.bsize()
 				continue
 			}
 			b = nb
 		}
-		o := offset % BlockSize
-		if checkDirEntry(t, dir, "ext4_empty_dir", b, BlockSize, o, uint32(offset/BlockSize)) || direntInode(b, o) != 0 {
+		o := offset % dir.bsize()
+		if checkDirEntry(t, dir, "ext4_empty_dir", b, dir.bsize(), o, uint32(offset/dir.bsize())) || direntInode(b, o) != 0 {
 			return false
 		}
 		offset += direntRecLen(b, o)
@@ -1364,6 +1382,9 @@ func addEntry(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, inode *vfs.Inode) e
 // encoding), EFSCORRUPTED, EFSBADCRC, ENOMEM, fscrypt's.
 func (o *dirOps) Create(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint32, excl bool) error {
 	defer t.Trace("ext4_create")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	inode, err := o.sb.newInode(t, EXT4_I(dir), mode&^vfs.S_IFMT|vfs.S_IFREG)
 	if err != nil {
 		return err
@@ -1372,6 +1393,7 @@ func (o *dirOps) Create(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint
 		discard(t, inode)
 		return err
 	}
+	o.sb.dirtyInodes(t, dir, &inode.Inode)
 	dcache.DInstantiate(t, d, &inode.Inode)
 	return nil
 }
@@ -1381,6 +1403,9 @@ func (o *dirOps) Create(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint
 // parent). Errors: those of Create.
 func (o *dirOps) Mkdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint32) error {
 	defer t.Trace("ext4_mkdir")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	inode, err := o.sb.newInode(t, EXT4_I(dir), mode&^vfs.S_IFMT|vfs.S_IFDIR)
 	if err != nil {
 		return err
@@ -1395,6 +1420,7 @@ func (o *dirOps) Mkdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, mode uint3
 	}
 	inode.SetNlink(2)
 	dir.IncNlink()
+	o.sb.dirtyInodes(t, dir, &inode.Inode)
 	dcache.DInstantiate(t, d, &inode.Inode)
 	return nil
 }
@@ -1421,6 +1447,9 @@ func findDentry(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) (*DentryRef, erro
 // EFSCORRUPTED, EFSBADCRC, ENOMEM, fscrypt's.
 func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	defer t.Trace("ext4_unlink")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	ref, err := findDentry(t, dir, d)
 	if err != nil {
 		return err
@@ -1432,6 +1461,7 @@ func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 		dcache.DInvalidate(t, d)
 	}
 	d.Inode().DropNlink(t)
+	o.sb.dirtyInodes(t, dir, d.Inode())
 	return nil
 }
 
@@ -1442,6 +1472,9 @@ func (o *dirOps) Unlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 // ENOMEM, fscrypt's.
 func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	defer t.Trace("ext4_rmdir")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	ei := EXT4_I(dir)
 	ref, err := FindEntry(t, ei, []byte(d.Name().Name))
 	if err != nil {
@@ -1465,6 +1498,7 @@ func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 	}
 	inode.ClearNlink()
 	dir.DropNlink(t)
+	o.sb.dirtyInodes(t, dir)
 	return nil
 }
 
@@ -1475,14 +1509,21 @@ func (o *dirOps) Rmdir(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry) error {
 // EEXIST, ENOSPC, EFSCORRUPTED, EFSBADCRC, ENOMEM.
 func (o *dirOps) Rename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vfs.Inode, newD *vfs.Dentry, flags uint32) error {
 	defer t.Trace("ext4_rename2")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	exchange, err := libfs.PrepareRename2(t, oldDir, oldD, newDir, newD, flags)
 	if err != nil {
 		return err
 	}
+	oldInode, newInode := oldD.Inode(), newD.Inode()
 	if exchange {
-		return crossRename(t, oldDir, oldD, newDir, newD)
+		err = crossRename(t, oldDir, oldD, newDir, newD)
+	} else {
+		err = rename(t, oldDir, oldD, newDir, newD)
 	}
-	return rename(t, oldDir, oldD, newDir, newD)
+	o.sb.dirtyInodes(t, oldDir, newDir, oldInode, newInode)
+	return err
 }
 
 // rename is ext4_rename: the old entry (ENOENT if it names another inode),
@@ -1623,6 +1664,9 @@ func crossRename(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir *vf
 // ENOSPC, EFSCORRUPTED, EFSBADCRC, ENOMEM.
 func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vfs.Dentry) error {
 	defer t.Trace("ext4_link")()
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
 	inode := oldD.Inode()
 	if inode.Nlink() >= LinkMax {
 		return errno.EMLINK
@@ -1636,6 +1680,7 @@ func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vf
 		return err
 	}
 	inode.IncNlink()
+	o.sb.dirtyInodes(t, dir, inode)
 	dcache.DInstantiate(t, newD, inode)
 	return nil
 }
@@ -1646,7 +1691,10 @@ func (o *dirOps) Link(t *kernel.Task, oldD *vfs.Dentry, dir *vfs.Inode, newD *vf
 // ext4_add_nondir. Errors besides: those of Create.
 func (o *dirOps) Symlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, target string) error {
 	defer t.Trace("ext4_symlink")()
-	diskLen, _, err := hooks.FscryptPrepareSymlink(t, dir, target, BlockSize)
+	if err := o.sb.writable(); err != nil {
+		return err
+	}
+	diskLen, _, err := hooks.FscryptPrepareSymlink(t, dir, target, o.sb.blocksize())
 	if err != nil {
 		return err
 	}
@@ -1667,11 +1715,27 @@ func (o *dirOps) Symlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, target s
 		inode.SetSize(int64(len(target)))
 		inode.SetLink(target)
 	}
+	// On an image the target goes to disk first (a slow symlink's block
+	// may be the one a full image lacks: ENOSPC before the name).
+	if err := o.sb.writeInode(t, inode); err != nil {
+		discard(t, inode)
+		return err
+	}
 	if err := addEntry(t, dir, d, &inode.Inode); err != nil {
 		discard(t, inode)
 		return err
 	}
+	o.sb.dirtyInodes(t, dir, &inode.Inode)
 	dcache.DInstantiate(t, d, &inode.Inode)
+	return nil
+}
+
+// writable is the read-only check the VFS's mnt_want_write makes before
+// a change on a read-only superblock (sb_rdonly): EROFS.
+func (sb *SuperBlock) writable() error {
+	if sb.disk != nil && sb.disk.readOnly {
+		return errno.EROFS
+	}
 	return nil
 }
 

@@ -63,6 +63,13 @@ func (o Options) MkfsArgs() []string {
 	if o.InodesCount != 0 {
 		args = append(args, "-N", strconv.FormatUint(uint64(o.InodesCount), 10))
 	}
+	if o.BlockSize != 0 {
+		args = append(args, "-b", strconv.Itoa(o.BlockSize))
+	}
+	if o.UUID != ([16]byte{}) {
+		u := hex.EncodeToString(o.UUID[:])
+		args = append(args, "-U", u[0:8]+"-"+u[8:12]+"-"+u[12:16]+"-"+u[16:20]+"-"+u[20:])
+	}
 	return args
 }
 
@@ -70,7 +77,8 @@ func (o Options) MkfsArgs() []string {
 // -O with the features metadata_csum, dir_index, large_dir, encrypt and
 // casefold (a leading ^ turns one off), -E with encoding=utf8 (which turns
 // casefold on, as in mke2fs), encoding_flags=strict, and -N with the inode
-// count. Three -E settings are the model's own, for what mke2fs takes
+// count, -b with the block size (4096 only) and -U with the UUID (of a
+// real image). Three -E settings are the model's own, for what mke2fs takes
 // from mke2fs.conf or a host property: hash_alg=legacy|half_md4|tea (the
 // [fs_types] hash_alg relation), unsigned_hash (EXT2_FLAGS_UNSIGNED_HASH,
 // what mke2fs writes on a host whose char is unsigned), hash_seed=HEX (32
@@ -82,7 +90,7 @@ func ParseMkfsArgs(args []string) (Options, error) {
 	o.NoEncrypt = true
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if (a == "-O" || a == "-E" || a == "-N") && i+1 >= len(args) {
+		if (a == "-O" || a == "-E" || a == "-N" || a == "-b" || a == "-U") && i+1 >= len(args) {
 			return o, fmt.Errorf("mkfs.ext4: option requires an argument -- '%s'", a[1:])
 		}
 		switch a {
@@ -150,6 +158,20 @@ func ParseMkfsArgs(args []string) (Options, error) {
 				return o, fmt.Errorf("mkfs.ext4: invalid inodes count - %s", args[i])
 			}
 			o.InodesCount = uint32(n)
+		case "-b":
+			i++
+			n, err := strconv.Atoi(args[i])
+			if err != nil || n < 1024 || n > 65536 || n&(n-1) != 0 {
+				return o, fmt.Errorf("mkfs.ext4: invalid block size - %s", args[i])
+			}
+			o.BlockSize = n
+		case "-U":
+			i++
+			b, err := hex.DecodeString(strings.ReplaceAll(args[i], "-", ""))
+			if err != nil || len(b) != 16 {
+				return o, fmt.Errorf("mkfs.ext4: could not parse UUID: %s", args[i])
+			}
+			copy(o.UUID[:], b)
 		default:
 			return o, fmt.Errorf("mkfs.ext4: invalid option -- '%s'", strings.TrimPrefix(a, "-"))
 		}
@@ -164,6 +186,14 @@ func mkfs(t *kernel.Task, dev *vfs.BlockDevice, args []string) error {
 	o, err := ParseMkfsArgs(args)
 	if err != nil {
 		return err
+	}
+	if dev.Fixed() {
+		// A real image: the layout mke2fs writes (mkfs_image.go).
+		if err := mkfsImage(dev, o); err != nil {
+			return err
+		}
+	} else if o.BlockSize != 0 && o.BlockSize != BlockSize {
+		return fmt.Errorf("mkfs.ext4: the model makes only %d-byte blocks, not %d", BlockSize, o.BlockSize)
 	}
 	dev.SetSuper(vfs.DeviceSuper{FsType: "ext4", Features: o})
 	return nil

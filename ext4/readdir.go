@@ -156,10 +156,10 @@ func htreeDirblockToTree(t *kernel.Task, dir *Inode, info *DirPrivateInfo, lblk 
 		}
 		defer fscrypt.FnameFreeBuffer(t, cryptoStr)
 	}
-	top := BlockSize - DirRecLen(0, dir.HashInDirent() && !dir.SB.MetadataCsum)
+	top := dir.bsize() - DirRecLen(0, dir.HashInDirent() && !dir.SB.MetadataCsum)
 	count := 0
 	for off := 0; off < top; off += direntRecLen(b, off) {
-		if checkDirEntry(t, dir, "htree_dirblock_to_tree", b, BlockSize, off, lblk) {
+		if checkDirEntry(t, dir, "htree_dirblock_to_tree", b, dir.bsize(), off, lblk) {
 			break
 		}
 		nl := int(b[off+6])
@@ -391,23 +391,24 @@ func Readdir(t *kernel.Task, dir *Inode, ctx *DirContext) error {
 		}
 		return ctx.Actor(name, ino, FsFtypeToDtype(ft)), nil
 	}
+	bs := int64(dir.bsize())
 	for ctx.Pos < dir.Size() {
-		lblk := uint32(ctx.Pos / BlockSize)
+		lblk := uint32(ctx.Pos / bs)
 		b, err := dir.readDirblock(t, lblk, either, "ext4_readdir")
 		if err != nil {
 			return err
 		}
 		if b == nil {
-			ctx.Pos = int64(lblk+1) * BlockSize
+			ctx.Pos = int64(lblk+1) * bs
 			continue
 		}
-		off := int(ctx.Pos % BlockSize)
+		off := int(ctx.Pos % bs)
 		// The block may have changed since the last call: rescan from
 		// its start to a dirent boundary (only rec_len is checked here;
 		// the full check follows).
 		if dir.iVersion != info.cookie {
 			i := 0
-			for i < BlockSize && i < off {
+			for i < int(bs) && i < off {
 				rl := direntRecLen(b, i)
 				if rl < DirRecLen(1, dir.HashInDirent()) {
 					break
@@ -415,12 +416,12 @@ func Readdir(t *kernel.Task, dir *Inode, ctx *DirContext) error {
 				i += rl
 			}
 			off = i
-			ctx.Pos = ctx.Pos&^(BlockSize-1) | int64(off)
+			ctx.Pos = ctx.Pos&^(bs-1) | int64(off)
 			info.cookie = dir.iVersion
 		}
-		for ctx.Pos < dir.Size() && off < BlockSize {
-			if checkDirEntry(t, dir, "ext4_readdir", b, BlockSize, off, lblk) {
-				ctx.Pos = (ctx.Pos | (BlockSize - 1)) + 1
+		for ctx.Pos < dir.Size() && off < int(bs) {
+			if checkDirEntry(t, dir, "ext4_readdir", b, int(bs), off, lblk) {
+				ctx.Pos = (ctx.Pos | (bs - 1)) + 1
 				break
 			}
 			rl := direntRecLen(b, off)

@@ -55,6 +55,11 @@ type Options struct {
 	// NoEncrypt leaves out the encrypt feature: the fscrypt ioctls give
 	// EOPNOTSUPP.
 	NoEncrypt bool
+	// BlockSize is mke2fs -b (0: the default); UUID is -U (zero: one
+	// derived from the device's size). Only mkfs on a fixed-size device
+	// (a real image) uses them.
+	BlockSize int
+	UUID      [16]byte
 }
 
 // String renders the options as mke2fs features and settings.
@@ -89,6 +94,12 @@ func (o Options) String() string {
 	}
 	if !o.NoEncrypt {
 		s += ",encrypt"
+	}
+	if o.BlockSize != 0 {
+		s += fmt.Sprintf(",blocksize=%d", o.BlockSize)
+	}
+	if o.UUID != ([16]byte{}) {
+		s += fmt.Sprintf(",uuid=%x", o.UUID)
 	}
 	return s
 }
@@ -136,6 +147,13 @@ type SuperBlock struct {
 	inodes   map[uint32]*Inode
 	nextIno  uint32
 	freeInos []uint32
+
+	// disk is the on-disk image under a filesystem mounted from one
+	// (nil on the growing device); igetMu serialises the reads of
+	// inodes into the cache, wmu the write-backs.
+	disk   *diskFS
+	igetMu sync.Mutex
+	wmu    sync.Mutex
 
 	// XattrCrypt is ext4_cryptops: the superblock implements
 	// fscrypt.Operations, the context in the encryption xattr.
@@ -204,6 +222,9 @@ func (sb *SuperBlock) csumSize() int {
 // unsigned). So the default is DX_HASH_HALF_MD4 (1), signed.
 func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	defer t.Trace("ext4_fill_super")()
+	if HasImage(vsb.Bdev()) {
+		return fillSuperImage(t, vsb, data)
+	}
 	sb := &SuperBlock{Dev: vsb.Bdev(), MetadataCsum: true, DirIndex: true, Filetype: true,
 		DefHashVersion: DxHashHalfMD4, HashUnsigned: 0, InodesCount: 65536,
 		vsb: vsb, inodes: map[uint32]*Inode{}, nextIno: FirstIno}
@@ -250,6 +271,32 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 		}
 		o.Casefold, o.Strict = true, vsb.EncodingStrict
 	}
+	sb.setupOps(vsb)
+	vsb.SetBlockBits(12, maxFileSize)
+	if !o.NoEncrypt {
+		vsb.SetCop(sb)
+	}
+	hooks.SetSBDops(vsb)
+	root, err := sb.allocInode(t, RootIno, vfs.S_IFDIR|0o755)
+	if err != nil {
+		return err
+	}
+	if err := InitNewDir(t, root, RootIno); err != nil {
+		discard(t, root)
+		return err
+	}
+	root.SetNlink(2)
+	if err := vsb.MakeRoot(t, &root.Inode); err != nil {
+		discard(t, root)
+		return err
+	}
+	return nil
+}
+
+// setupOps gives the superblock its operation tables and fscrypt's
+// operations (the part of ext4_fill_super that sets s_op, s_cop and the
+// inode operation tables) and hangs it off vsb.
+func (sb *SuperBlock) setupOps(vsb *vfs.SuperBlock) {
 	sb.dirOps, sb.dirFileOps = &dirOps{sb: sb}, &dirFileOps{sb: sb}
 	sb.fileOps, sb.fileFileOps = libfs.RegularFile("ext4", sb.ioctl)
 	sb.symlinkOps = libfs.Symlink(func(i *vfs.Inode) []byte { return EXT4_I(i).target })
@@ -272,25 +319,6 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	}
 	vsb.FsInfo = sb
 	vsb.SetOps(sb)
-	vsb.SetBlockBits(12, maxFileSize)
-	if !o.NoEncrypt {
-		vsb.SetCop(sb)
-	}
-	hooks.SetSBDops(vsb)
-	root, err := sb.allocInode(t, RootIno, vfs.S_IFDIR|0o755)
-	if err != nil {
-		return err
-	}
-	if err := InitNewDir(t, root, RootIno); err != nil {
-		discard(t, root)
-		return err
-	}
-	root.SetNlink(2)
-	if err := vsb.MakeRoot(t, &root.Inode); err != nil {
-		discard(t, root)
-		return err
-	}
-	return nil
 }
 
 // maxFileSize is s_maxbytes of a 4 KiB-block extent-mapped file

@@ -59,3 +59,45 @@ umount /mnt/scratch`)
 		}
 	}
 }
+
+// TestExt4ImageWrittenInShell: an image made by mke2fs (casefold and
+// encrypt), attached writable to vfslab sh, gets a casefolded directory,
+// an encrypted one whose key is then removed, files and a hard link; after
+// umount (sync_filesystem) e2fsck -fn accepts it and debugfs lists the
+// names. Skipped without e2fsprogs.
+func TestExt4ImageWrittenInShell(t *testing.T) {
+	for _, tool := range []string{"mke2fs", "e2fsck", "debugfs"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (apt-get install e2fsprogs)", tool)
+		}
+	}
+	img := filepath.Join(t.TempDir(), "ext4.img")
+	if out, err := exec.Command("mke2fs", "-q", "-F", "-t", "ext4", "-O", "casefold,encrypt", "-E", "encoding=utf8", img, "16M").CombinedOutput(); err != nil {
+		t.Fatalf("mke2fs: %v\n%s", err, out)
+	}
+	got, st := runScript(t, "", "--image", img+":/dev/vdb", "--writable", "-c", `
+mount /dev/vdb /mnt/scratch
+mkdir /mnt/scratch/dir /mnt/scratch/ci /mnt/scratch/enc
+chattr +F /mnt/scratch/ci
+echo hello > /mnt/scratch/dir/file
+echo world > /mnt/scratch/ci/Name.TXT
+ln /mnt/scratch/dir/file /mnt/scratch/link
+_add_enckey /mnt/scratch "$TEST_RAW_KEY" >/dev/null
+_set_encpolicy /mnt/scratch/enc $TEST_KEY_IDENTIFIER
+echo secret > /mnt/scratch/enc/plain-name
+umount /mnt/scratch
+mount /dev/vdb /mnt/scratch
+cat /mnt/scratch/dir/file /mnt/scratch/ci/NAME.txt /mnt/scratch/link
+ls /mnt/scratch/enc | wc -l
+umount /mnt/scratch`)
+	if st != 0 || got != "hello\nworld\nhello\n1\n" {
+		t.Fatalf("status %d, output %q", st, got)
+	}
+	if out, err := exec.Command("e2fsck", "-fn", img).CombinedOutput(); err != nil {
+		t.Fatalf("e2fsck -fn: %v\n%s", err, out)
+	}
+	out, err := exec.Command("debugfs", "-R", "ls -l /ci", img).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Name.TXT") {
+		t.Errorf("debugfs ls /ci: %v\n%s", err, out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/vfslab/vfslab/block"
+	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 )
@@ -31,7 +32,8 @@ func (m *BlockMap) Addr(lblk uint64) (addr uint32, ok bool) {
 }
 
 // GetBlock is get_block_t: the device block behind page index lblk, nil
-// for a hole; with create a hole first gets a new zeroed block.
+// for a hole; with create a hole first gets a new zeroed block (nil, and
+// still a hole, when a fixed-size device has none left).
 func (m *BlockMap) GetBlock(lblk uint64, create bool) []byte {
 	if addr, ok := m.m[lblk]; ok {
 		return m.dev.Block(addr)
@@ -40,9 +42,17 @@ func (m *BlockMap) GetBlock(lblk uint64, create bool) []byte {
 		return nil
 	}
 	addr, blk := m.dev.Alloc()
+	if blk == nil {
+		return nil // a full fixed-size device: the hole stays a hole
+	}
 	m.m[lblk] = addr
 	return blk
 }
+
+// Set maps page index lblk to device block addr, which the filesystem
+// found in its own on-disk map (ext4's extent tree read by ext4_iget):
+// the map a mounted image starts from.
+func (m *BlockMap) Set(lblk uint64, addr uint32) { m.m[lblk] = addr }
 
 // Punch makes page index lblk a hole, its block going back to the device
 // (f2fs_truncate_hole of one block).
@@ -136,7 +146,7 @@ func (a blockAops) WriteBegin(t *kernel.Task, inode *Inode, index uint64, off, n
 
 // WritePage implements AddressSpaceOperations. An encrypted page is
 // encrypted before its block is allocated, so a failure leaves a hole a
-// hole.
+// hole; ENOSPC when the device has no block left for a hole.
 func (a blockAops) WritePage(t *kernel.Task, inode *Inode, index uint64, page []byte) error {
 	src := page
 	if inode.IsEncrypted() {
@@ -148,7 +158,11 @@ func (a blockAops) WritePage(t *kernel.Task, inode *Inode, index uint64, page []
 		defer fscrypt.FreeBouncePage(t, bounce)
 		src = bounce
 	}
-	copy(a.blocks(inode).GetBlock(index, true), src)
+	b := a.blocks(inode).GetBlock(index, true)
+	if b == nil {
+		return errno.ENOSPC
+	}
+	copy(b, src)
 	return nil
 }
 
