@@ -813,14 +813,82 @@ func configs(t *testing.T) []fsConfig {
 	return out
 }
 
-// drawPatches draws one variant of every registered patch.
+// corruptingVariants are posted variants that corrupt file contents on
+// purpose, which no model of the syscalls can follow: crypto-bio's bio
+// (the x86 XTS glue increments the tweak, not the IV, so every data unit
+// after a bio's first decrypts wrong on ext4's read path). They are not
+// drawn; TestExpectedCorruptionPinned pins what they do.
+var corruptingVariants = map[string]string{"crypto-bio": "bio"}
+
+// drawPatches draws one variant of every registered patch (none of
+// corruptingVariants).
 func drawPatches(t *rapid.T) patch.Set {
 	var set patch.Set
 	for _, p := range patch.All() {
-		v := rapid.SampledFrom(p.VariantNames()).Draw(t, p.ID)
+		var names []string
+		for _, v := range p.VariantNames() {
+			if corruptingVariants[p.ID] != v {
+				names = append(names, v)
+			}
+		}
+		v := rapid.SampledFrom(names).Draw(t, p.ID)
 		set = set.MustWith(p, v)
 	}
 	return set
+}
+
+// TestExpectedCorruptionPinned: crypto-bio=bio as posted gives an
+// encrypted ext4 file's first page right and its second wrong when both
+// are read back in one bio after the caches are dropped; the base variant
+// reads both right. This is why corruptingVariants are not drawn.
+func TestExpectedCorruptionPinned(t *testing.T) {
+	ext4Type, err := vfs.GetFsType("ext4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"workqueue", "bio"} {
+		set, err := patch.Parse("crypto-bio=" + v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := kernel.NewWith(kernel.Config{Patches: set})
+		task := k.NewTask("pinned")
+		sys, p, err := vfs.BootNew(task, vfs.Config{}, ext4Type, vfs.Features{Encrypt: true}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Mkdir(task, "/d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.EncryptDir(task, "/d", make([]byte, 64), 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		data := []byte(strings.Repeat("0123456789abcdef", 512)) // two pages
+		fd, err := p.Open(task, "/d/f", vfs.O_CREAT|vfs.O_WRONLY, 0o644)
+		if err == nil {
+			_, err = p.Write(task, fd, data)
+			p.Close(task, fd)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys.DropCaches(task, 3)
+		got := make([]byte, len(data))
+		fd, err = p.Open(task, "/d/f", vfs.O_RDONLY, 0)
+		if err == nil {
+			_, err = p.Read(task, fd, got)
+			p.Close(task, fd)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, second := string(got[:4096]) == string(data[:4096]), string(got[4096:]) == string(data[4096:])
+		if wantSecond := v != "bio"; !first || second != wantSecond {
+			t.Errorf("crypto-bio=%s: first page right %t, second right %t; want true, %t", v, first, second, wantSecond)
+		}
+		p.Exit(task)
+		task.Exit()
+	}
 }
 
 // TestConformance runs the model's syscall sequences on configurations
