@@ -3,6 +3,7 @@ package review
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -333,9 +334,19 @@ func (m *machine) getdents(path string) ([]vfs.Dirent, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ds...)
+		if out = append(out, ds...); len(out) > maxListing {
+			return nil, errNoEnd
+		}
 	}
 }
+
+// maxListing bounds a listing: on a corrupted directory, or one whose
+// fill keeps failing part-way, ext4_dx_readdir's listing can cycle for
+// ever, in the kernel too; the review stops it and says so.
+const maxListing = 1 << 17
+
+// errNoEnd is the result of a listing stopped at maxListing entries.
+var errNoEnd = errors.New("getdents64: the listing never ends (stopped after 131072 entries)")
 
 // dput drops a dentry reference.
 func dput(t *kernel.Task, d *vfs.Dentry) { dcache.Dput(t, d) }

@@ -266,6 +266,11 @@ func TestCorruptBlocksProperty(t *testing.T) {
 			check("lstat "+name, err)
 		}
 		_, err = s.listDir(testDir)
+		if err == errNoEnd && cfg.fs == kExt4 && ext4IndexBroken(s, testDir) != nil {
+			// The kernel's ext4_dx_readdir cycles on such a directory
+			// too (TestExt4DxReaddirCyclesOnShortEncryptedName).
+			err = nil
+		}
 		check("getdents", err)
 		check("creat", s.creat(testDir+"/created", []byte("x")))
 		check("unlink", s.p.Unlink(s.t, testDir+"/"+names[n/3]))

@@ -238,8 +238,13 @@ func (s *system) listDirDots(path string) (ds []vfs.Dirent, dot, dotdot uint64, 
 	return out, dot, dotdot, nil
 }
 
+// getdentsMax bounds a listing: a corrupted directory can make a listing
+// that never ends, in the kernel too (see errNoEnd), and a test must not
+// hold it all in memory.
+const getdentsMax = 1 << 17
+
 // getdents lists a directory in the filesystem's order, "." and ".."
-// included.
+// included; errNoEnd after getdentsMax entries.
 func (s *system) getdents(path string) ([]vfs.Dirent, error) {
 	fd, err := s.p.Open(s.t, path, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
 	if err != nil {
@@ -260,7 +265,9 @@ func (s *system) getdents(path string) ([]vfs.Dirent, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ds...)
+		if out = append(out, ds...); len(out) > getdentsMax {
+			return nil, errNoEnd
+		}
 	}
 	return out, nil
 }
