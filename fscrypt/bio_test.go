@@ -74,18 +74,7 @@ func TestCryptoBioVariantsEqual(t *testing.T) {
 	for _, engine := range []bool{false, true} {
 		for _, bp := range bioPolicies {
 			t.Run(fmt.Sprintf("%s/engine=%t", bp.name, engine), func(t *testing.T) {
-				task := newTask(t)
-				sb := newSB(t)
-				if engine {
-					e, err := sb.API.RegisterEngine(task, crypto.EngineConfig{Name: "qce", Workers: 2, Algorithms: []string{"xts(aes)"}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer e.Stop()
-				}
-				sb.MaxBytesLimit = 1 << 40
-				id, _ := addKey(t, task, sb, 2, bytes.Repeat([]byte{0x5a}, 64))
-				file := encryptedInode(t, task, sb, bp.p(id), bytes.Repeat([]byte{1}, 16), bp.ino, fscrypt.SIFREG|0o644, bp.blkbi)
+				task, _, file := bioFixture(t, bp, engine)
 				const first = 1000
 				pt := bare.PlaintextStream("bio-"+bp.name, 3<<20+5*block.PageSize)
 				ct := encryptFile(t, task, file, first, pt)
@@ -133,19 +122,7 @@ func TestCryptoBioAsPosted(t *testing.T) {
 	for _, engine := range []bool{false, true} {
 		for _, bp := range bioPolicies {
 			t.Run(fmt.Sprintf("%s/engine=%t", bp.name, engine), func(t *testing.T) {
-				task := newTask(t)
-				sb := newSB(t)
-				if engine {
-					e, err := sb.API.RegisterEngine(task, crypto.EngineConfig{Name: "qce", Workers: 2, Algorithms: []string{"xts(aes)"}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer e.Stop()
-				}
-				sb.MaxBytesLimit = 1 << 40
-				id, _ := addKey(t, task, sb, 2, bytes.Repeat([]byte{0x5a}, 64))
-				p := bp.p(id)
-				file := encryptedInode(t, task, sb, p, bytes.Repeat([]byte{1}, 16), bp.ino, fscrypt.SIFREG|0o644, bp.blkbi)
+				task, p, file := bioFixture(t, bp, engine)
 				const first = 1000
 				pt := bare.PlaintextStream("bio-"+bp.name, 1<<20+5*block.PageSize)
 				ct := encryptFile(t, task, file, first, pt)
@@ -305,4 +282,25 @@ func TestCryptoBioIVInoLblk32Wrap(t *testing.T) {
 			}
 		}
 	}
+}
+
+// bioFixture is the set-up of the read-bio tests: a task, a superblock
+// (with an asynchronous xts(aes) engine registered when engine is set,
+// stopped at the test's end), a v2 key, bp's policy and an encrypted file
+// under it.
+func bioFixture(t *testing.T, bp bioPolicy, engine bool) (*kernel.Task, fscrypt.Policy, *bare.Inode) {
+	t.Helper()
+	task := newTask(t)
+	sb := newSB(t)
+	if engine {
+		e, err := sb.API.RegisterEngine(task, crypto.EngineConfig{Name: "qce", Workers: 2, Algorithms: []string{"xts(aes)"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Stop)
+	}
+	sb.MaxBytesLimit = 1 << 40
+	id, _ := addKey(t, task, sb, 2, bytes.Repeat([]byte{0x5a}, 64))
+	p := bp.p(id)
+	return task, p, encryptedInode(t, task, sb, p, bytes.Repeat([]byte{1}, 16), bp.ino, fscrypt.SIFREG|0o644, bp.blkbi)
 }
