@@ -207,8 +207,11 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	if err != nil {
 		return usagef("--fs %q: want one of %s", f.fsType, strings.Join(vfs.FilesystemNames(), ", "))
 	}
-	if f.loop && (!fst.RequiresDev || f.image != "") {
-		return usagef("--loop: --fs %s has no block device of the machine's own to put on a loop device", f.fsType)
+	if f.loop && f.image != "" {
+		return usagef("--loop and --image do not go together: the image is the device")
+	}
+	if f.loop && !fst.RequiresDev {
+		return usagef("--loop: --fs %s has no block device to put on a loop device", f.fsType)
 	}
 	var boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error)
 	if (f.sideBySide || cmd.Flags().Changed("width")) && f.diff == "" {
