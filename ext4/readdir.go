@@ -302,7 +302,6 @@ func dxReaddir(t *kernel.Task, dir *Inode, info *DirPrivateInfo, ctx *DirContext
 		if callFilldir(t, dir, info, ctx, info.curr, from) {
 			return nil
 		}
-		info.extra = -1
 		resume = true
 	} else if info.curr < 0 && len(info.nodes) > 0 {
 		info.curr = 0

@@ -3,7 +3,6 @@ package review
 import (
 	"bytes"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -346,7 +345,7 @@ func (m *machine) getdents(path string) ([]vfs.Dirent, error) {
 const maxListing = 1 << 17
 
 // errNoEnd is the result of a listing stopped at maxListing entries.
-var errNoEnd = errors.New("getdents64: the listing never ends (stopped after 131072 entries)")
+var errNoEnd = fmt.Errorf("getdents64: the listing never ends (stopped after %d entries)", maxListing)
 
 // dput drops a dentry reference.
 func dput(t *kernel.Task, d *vfs.Dentry) { dcache.Dput(t, d) }

@@ -134,7 +134,7 @@ func setupRead(env *Env) (Instance, error) {
 	if err != nil {
 		return fail(err)
 	}
-	opts, err := vfs.FormatNew(t, fst, fst.FeatureArgs(vfs.Features{Encrypt: true}), "")
+	opts, err := vfs.FormatFeatures(t, fst, vfs.Features{Encrypt: true}, "")
 	if err != nil {
 		return fail(err)
 	}

@@ -129,11 +129,7 @@ func boot(t *kernel.Task, fst *vfs.FileSystemType, f vfs.Features, loop bool) (*
 	if !fst.RequiresDev {
 		return nil, nil, fmt.Errorf("%s has no block device to put on a loop device: %w", fst.Name, errno.EINVAL)
 	}
-	var args []string
-	if fst.FeatureArgs != nil {
-		args = fst.FeatureArgs(f)
-	}
-	opts, err := vfs.FormatNew(t, fst, args, "")
+	opts, err := vfs.FormatFeatures(t, fst, f, "")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -118,17 +118,8 @@ func (c *pageCacheSet) dropPagecacheSB() {
 // dropPagecache is iterate_supers(drop_pagecache_sb) over the mounted
 // superblocks.
 func (s *System) dropPagecache() {
-	s.mu.Lock()
-	root := s.rootMnt
-	mounts := s.mounts.Load()
-	s.mu.Unlock()
-	if root != nil {
-		root.SB.cached.dropPagecacheSB()
-	}
-	if mounts != nil {
-		for _, mnt := range *mounts {
-			mnt.SB.cached.dropPagecacheSB()
-		}
+	for _, sb := range s.superBlocks() {
+		sb.cached.dropPagecacheSB()
 	}
 }
 

@@ -146,15 +146,22 @@ type Features struct {
 // type needs one (FeatureArgs, then Mkfs), mounted with the option string data, as
 // Boot does. Errors: the mkfs's, the mount's.
 func BootNew(t *kernel.Task, cfg Config, fs *FileSystemType, f Features, data string) (*System, *Proc, error) {
-	var args []string
-	if fs.FeatureArgs != nil {
-		args = fs.FeatureArgs(f)
-	}
-	opts, err := FormatNew(t, fs, args, data)
+	opts, err := FormatFeatures(t, fs, f, data)
 	if err != nil {
 		return nil, nil, err
 	}
 	return Boot(t, cfg, fs, opts)
+}
+
+// FormatFeatures is FormatNew with the mkfs arguments of the features f
+// (the type's FeatureArgs): the mount options of a new filesystem, for a
+// caller that sets its device up before it mounts it (a loop device).
+func FormatFeatures(t *kernel.Task, fs *FileSystemType, f Features, data string) (MountOptions, error) {
+	var args []string
+	if fs.FeatureArgs != nil {
+		args = fs.FeatureArgs(f)
+	}
+	return FormatNew(t, fs, args, data)
 }
 
 // FormatNew returns the mount options of a new filesystem of type fs: for

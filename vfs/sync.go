@@ -34,29 +34,37 @@ func SyncFilesystem(t *kernel.Task, sb *SuperBlock) error {
 // error returned (the kernel's sync(2) returns nothing; sync(1) and the
 // shell report what failed).
 func (s *System) Sync(t *kernel.Task) error {
-	s.mu.Lock()
-	root := s.rootMnt
-	mounts := s.mounts.Load()
-	s.mu.Unlock()
-	var sbs []*SuperBlock
-	if root != nil {
-		sbs = append(sbs, root.SB)
-	}
-	if mounts != nil {
-		for _, mnt := range *mounts {
-			sbs = append(sbs, mnt.SB)
-		}
-	}
 	var first error
-	seen := map[*SuperBlock]bool{}
-	for _, sb := range sbs {
-		if seen[sb] {
-			continue
-		}
-		seen[sb] = true
+	for _, sb := range s.superBlocks() {
 		if err := SyncFilesystem(t, sb); err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
+}
+
+// superBlocks is iterate_supers over the system's mounts: each mounted
+// superblock once, the root's first.
+func (s *System) superBlocks() []*SuperBlock {
+	s.mu.Lock()
+	root := s.rootMnt
+	mounts := s.mounts.Load()
+	s.mu.Unlock()
+	var sbs []*SuperBlock
+	seen := map[*SuperBlock]bool{}
+	add := func(sb *SuperBlock) {
+		if !seen[sb] {
+			seen[sb] = true
+			sbs = append(sbs, sb)
+		}
+	}
+	if root != nil {
+		add(root.SB)
+	}
+	if mounts != nil {
+		for _, mnt := range *mounts {
+			add(mnt.SB)
+		}
+	}
+	return sbs
 }
