@@ -1,6 +1,8 @@
 package dcache
 
 import (
+	"strconv"
+
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
@@ -710,18 +712,5 @@ func (o InodeOps[I]) inoString(inode *I) string {
 	if o.Ino == nil {
 		return "?"
 	}
-	return utoa(o.Ino(inode))
-}
-
-func utoa(v uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
+	return strconv.FormatUint(o.Ino(inode), 10)
 }

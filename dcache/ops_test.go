@@ -3,6 +3,7 @@ package dcache
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -303,7 +304,7 @@ func TestLRUBound(t *testing.T) {
 	e := newEnv(t, Config[tInode]{MaxUnused: 8})
 	tk := e.t
 	for i := 0; i < 50; i++ {
-		Dput(tk, e.add(t, e.root, "f"+utoa(uint64(i)), RegularType))
+		Dput(tk, e.add(t, e.root, "f"+strconv.Itoa(i), RegularType))
 	}
 	s := e.c.Stats()
 	if s.LRU > 8 || s.Dentries > 9 {
@@ -319,7 +320,7 @@ func TestLRUBound(t *testing.T) {
 	}
 	Dput(tk, hot)
 	for i := 50; i < 55; i++ {
-		Dput(tk, e.add(t, e.root, "f"+utoa(uint64(i)), RegularType))
+		Dput(tk, e.add(t, e.root, "f"+strconv.Itoa(i), RegularType))
 	}
 	if hot.Count() == LockrefDead {
 		t.Fatal("a referenced dentry was pruned before colder ones")
@@ -330,7 +331,7 @@ func TestLRUBound(t *testing.T) {
 	}
 	e.c.SetMaxUnused(tk, -1)
 	for i := 0; i < 20; i++ {
-		Dput(tk, e.add(t, e.root, "g"+utoa(uint64(i)), RegularType))
+		Dput(tk, e.add(t, e.root, "g"+strconv.Itoa(i), RegularType))
 	}
 	if e.c.Stats().LRU != 20 {
 		t.Fatal("unbounded LRU pruned")

@@ -8,14 +8,19 @@
 // syscall package's, so errors.Is(err, syscall.ENOENT) works there too.
 package errno
 
-import "syscall"
+import (
+	"strconv"
+	"syscall"
+)
 
 // Linux errno values used by the model. EFSCORRUPTED is the kernel's alias
 // for EUCLEAN (fs/ext4/ext4.h, fs/f2fs/f2fs.h).
 const (
 	EPERM        = syscall.Errno(1)
 	ENOENT       = syscall.Errno(2)
+	EINTR        = syscall.Errno(4)
 	EIO          = syscall.Errno(5)
+	ENXIO        = syscall.Errno(6)
 	E2BIG        = syscall.Errno(7)
 	EBADF        = syscall.Errno(9)
 	ECHILD       = syscall.Errno(10)
@@ -38,12 +43,15 @@ const (
 	ESPIPE       = syscall.Errno(29)
 	EROFS        = syscall.Errno(30)
 	EMLINK       = syscall.Errno(31)
+	EPIPE        = syscall.Errno(32)
 	ERANGE       = syscall.Errno(34)
+	EDEADLK      = syscall.Errno(35)
 	ENAMETOOLONG = syscall.Errno(36)
 	ENOSYS       = syscall.Errno(38)
 	ENOTEMPTY    = syscall.Errno(39)
 	ELOOP        = syscall.Errno(40)
 	ENODATA      = syscall.Errno(61)
+	EBADR        = syscall.Errno(53)
 	ENOPKG       = syscall.Errno(65)
 	ENOBUFS      = syscall.Errno(105)
 	ESHUTDOWN    = syscall.Errno(108)
@@ -52,8 +60,11 @@ const (
 	EOPNOTSUPP   = syscall.Errno(95)
 	ESTALE       = syscall.Errno(116)
 	EUCLEAN      = syscall.Errno(117)
+	EDQUOT       = syscall.Errno(122)
 	ENOKEY       = syscall.Errno(126)
+	EKEYEXPIRED  = syscall.Errno(127)
 	EKEYREVOKED  = syscall.Errno(128)
+	EKEYREJECTED = syscall.Errno(129)
 
 	EFSCORRUPTED = EUCLEAN
 	// EINPROGRESS is returned by asynchronous crypto requests that will
@@ -64,15 +75,16 @@ const (
 )
 
 var names = map[syscall.Errno]string{
-	EPERM: "EPERM", ENOENT: "ENOENT", EIO: "EIO", E2BIG: "E2BIG", EBADF: "EBADF",
+	EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", ENXIO: "ENXIO", EPIPE: "EPIPE", EIO: "EIO", E2BIG: "E2BIG", EBADF: "EBADF",
 	ECHILD: "ECHILD", ESTALE: "ESTALE", EAGAIN: "EAGAIN", ENOMEM: "ENOMEM", EACCES: "EACCES", EFAULT: "EFAULT",
 	EBUSY: "EBUSY", EEXIST: "EEXIST", EXDEV: "EXDEV", ENOTDIR: "ENOTDIR", ENOTBLK: "ENOTBLK", ENODEV: "ENODEV",
 	EISDIR: "EISDIR", EINVAL: "EINVAL", EMFILE: "EMFILE", ENOTTY: "ENOTTY",
 	EFBIG: "EFBIG", ENOSPC: "ENOSPC", ESPIPE: "ESPIPE", EROFS: "EROFS",
 	EMLINK: "EMLINK", ERANGE: "ERANGE", ENAMETOOLONG: "ENAMETOOLONG",
-	ENOSYS: "ENOSYS", ENOTEMPTY: "ENOTEMPTY", ELOOP: "ELOOP", ENODATA: "ENODATA", ENOPKG: "ENOPKG", ENOBUFS: "ENOBUFS", ESHUTDOWN: "ESHUTDOWN",
+	ENOSYS: "ENOSYS", ENOTEMPTY: "ENOTEMPTY", ELOOP: "ELOOP", ENODATA: "ENODATA", EBADR: "EBADR", ENOPKG: "ENOPKG", ENOBUFS: "ENOBUFS", ESHUTDOWN: "ESHUTDOWN",
 	EOVERFLOW: "EOVERFLOW", EBADMSG: "EBADMSG", EOPNOTSUPP: "EOPNOTSUPP",
 	EUCLEAN: "EUCLEAN", ENOKEY: "ENOKEY", EKEYREVOKED: "EKEYREVOKED",
+	EDEADLK: "EDEADLK", EDQUOT: "EDQUOT", EKEYEXPIRED: "EKEYEXPIRED", EKEYREJECTED: "EKEYREJECTED",
 	EINPROGRESS: "EINPROGRESS", ENOTSUPP: "ENOTSUPP",
 }
 
@@ -82,7 +94,7 @@ func Name(e syscall.Errno) string {
 	if n, ok := names[e]; ok {
 		return n
 	}
-	return "E" + itoa(uint(e))
+	return "E" + strconv.FormatUint(uint64(e), 10)
 }
 
 // Of returns the errno carried by err (err itself, or one it wraps), and
@@ -99,17 +111,4 @@ func Of(err error) (syscall.Errno, bool) {
 		err = u.Unwrap()
 	}
 	return 0, false
-}
-
-func itoa(u uint) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			return string(b[i:])
-		}
-	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/keys"
 	"github.com/vfslab/vfslab/kmem"
 )
 
@@ -30,8 +31,8 @@ const (
 	KeyStatusFlagAddedBySelf      = 0x1
 	KeyRemovalStatusFlagFilesBusy = 0x1
 	KeyRemovalStatusFlagOtherUser = 0x2
-	// AddKeyFlagHWWrapped is FSCRYPT_ADD_KEY_FLAG_HW_WRAPPED (not modelled:
-	// EOPNOTSUPP).
+	// AddKeyFlagHWWrapped is FSCRYPT_ADD_KEY_FLAG_HW_WRAPPED, which Linux
+	// 6.15 added; in 6.12 the word is reserved (EINVAL when set).
 	AddKeyFlagHWWrapped = 0x1
 )
 
@@ -116,11 +117,8 @@ func (s *masterKeySecret) wipe() {
 	s.size = 0
 }
 
-// Allocation caches of the keyring.
-var (
-	mkCache     = kmem.NewCache("fscrypt_master_key", 1024)
-	mkUserCache = kmem.NewCache("fscrypt_mk_user_key", 224)
-)
+// mkCache is the kzalloc of struct fscrypt_master_key.
+var mkCache = kmem.NewCache("fscrypt_master_key", 1024)
 
 // MasterKey is struct fscrypt_master_key: a key added to a filesystem with
 // FS_IOC_ADD_ENCRYPTION_KEY, the per-mode keys prepared from it, and the
@@ -139,8 +137,10 @@ type MasterKey struct {
 
 	secret masterKeySecret
 	spec   KeySpecifier
-	// users is mk_users: the uids that added a v2 key; nil for v1.
-	users map[uint32]bool
+	// users is mk_users: a keyring of the users who added a v2 key, one
+	// ".fscrypt" key "<identifier>.uid.<uid>" each, charged to that
+	// user's key quota; nil for v1.
+	users *keys.Key
 	// present is mk_present: the secret is there (not removed).
 	present bool
 
@@ -173,15 +173,8 @@ func (mk *MasterKey) String() string {
 		state = "removed"
 	}
 	var users []string
-	if mk.users != nil {
-		uids := make([]int, 0, len(mk.users))
-		for u := range mk.users {
-			uids = append(uids, int(u))
-		}
-		sort.Ints(uids)
-		for _, u := range uids {
-			users = append(users, fmt.Sprint(u))
-		}
+	for _, u := range mk.userUIDs() {
+		users = append(users, fmt.Sprint(u))
 	}
 	mk.inodesMu.Lock()
 	n := len(mk.decryptedInodes)
@@ -255,18 +248,108 @@ func (kr *Keyring) findMasterKey(spec *KeySpecifier) *MasterKey {
 }
 
 // putMasterKey is fscrypt_put_master_key: drop a struct reference; the last
-// one wipes and frees the key (kfree_sensitive after an RCU grace period in
+// one clears mk_users, so that the users' quota is released at once, and
+// wipes and frees the key (kfree_sensitive after an RCU grace period in
 // the kernel; at once here, so that the dropping task accounts for it).
 func putMasterKey(t *kernel.Task, mk *MasterKey) {
 	if mk.structRefs.Add(-1) != 0 {
 		return
 	}
-	for range mk.users {
-		mkUserCache.Free(&t.Ctx)
+	if mk.users != nil {
+		keys.KeyringClear(t, mk.users)
+		keys.KeyPut(t, mk.users)
+		mk.users = nil
 	}
-	mk.users = nil
 	mk.secret.wipe()
 	mkCache.Free(&t.Ctx)
+}
+
+// userUIDs lists the uids in mk_users, in order.
+func (mk *MasterKey) userUIDs() []int {
+	if mk.users == nil {
+		return nil
+	}
+	var uids []int
+	for _, k := range mk.users.Keys() {
+		d := k.Description()
+		if i := strings.LastIndex(d, ".uid."); i >= 0 {
+			var u int
+			if _, err := fmt.Sscan(d[i+5:], &u); err == nil {
+				uids = append(uids, u)
+			}
+		}
+	}
+	sort.Ints(uids)
+	return uids
+}
+
+// fscryptUserType is key_type_fscrypt_user, ".fscrypt": each key of this
+// type in a master key's mk_users is one user's claim to it, which
+// charges FSCRYPT_MAX_KEY_SIZE bytes (fscrypt_user_key_instantiate)
+// besides its description to that user's key quota.
+var fscryptUserType = &keys.Type{
+	Name: ".fscrypt",
+	Instantiate: func(t *kernel.Task, k *keys.Key, prep *keys.Prep) error {
+		return k.PayloadReserve(maxRawKeySize)
+	},
+	Describe: func(k *keys.Key, b *strings.Builder) { b.WriteString(k.Description()) },
+}
+
+func init() { keys.RegisterType(fscryptUserType) }
+
+// mkUserDescription is format_mk_user_description: "<identifier>.uid.<fsuid>".
+func (mk *MasterKey) mkUserDescription(cred *kernel.Cred) string {
+	return fmt.Sprintf("%s.uid.%d", hex.EncodeToString(mk.spec.U[:KeyIdentifierSize]), cred.UID)
+}
+
+// allocateMasterKeyUsersKeyring is allocate_master_key_users_keyring:
+// "fscrypt-<identifier>-users", owned by root and outside the quota,
+// searchable by its possessor (fscrypt itself).
+func allocateMasterKeyUsersKeyring(t *kernel.Task, mk *MasterKey) error {
+	ring, err := keys.KeyringAlloc(t, "fscrypt-"+hex.EncodeToString(mk.spec.U[:KeyIdentifierSize])+"-users", 0, 0,
+		keys.PosSearch|keys.UsrSearch|keys.UsrRead|keys.UsrView, keys.AllocNotInQuota, nil)
+	if err != nil {
+		return err
+	}
+	mk.users = ring
+	return nil
+}
+
+// findMasterKeyUser is find_master_key_user: the caller's ".fscrypt" key
+// in mk_users, with a reference. Errors: ENOKEY (the caller never added
+// the key, or its claim was just invalidated).
+func findMasterKeyUser(t *kernel.Task, cred *kernel.Cred, mk *MasterKey) (*keys.Key, error) {
+	k, err := keys.KeyringSearch(t, cred, keys.KeyRef{Key: mk.users, Possessed: true}, fscryptUserType, mk.mkUserDescription(cred), false)
+	if err == errno.EAGAIN || err == errno.EKEYREVOKED {
+		err = errno.ENOKEY
+	}
+	return k, err
+}
+
+// addMasterKeyUser is add_master_key_user: give the caller a ".fscrypt"
+// key in mk_users, charging its quota (EDQUOT when full). The caller
+// holds mk_sem for writing, or has mk to itself.
+func addMasterKeyUser(t *kernel.Task, cred *kernel.Cred, mk *MasterKey) error {
+	k, err := keys.KeyAlloc(t, fscryptUserType, mk.mkUserDescription(cred), cred.UID, cred.GID,
+		keys.PosSearch|keys.UsrView, keys.AllocInQuota)
+	if err != nil {
+		return err
+	}
+	err = keys.KeyInstantiateAndLink(t, k, nil, mk.users)
+	keys.KeyPut(t, k)
+	return err
+}
+
+// removeMasterKeyUser is remove_master_key_user: unlink the caller's
+// ".fscrypt" key from mk_users (its quota goes back). Errors: ENOKEY.
+func removeMasterKeyUser(t *kernel.Task, cred *kernel.Cred, mk *MasterKey) error {
+	k, err := findMasterKeyUser(t, cred, mk)
+	if err != nil {
+		return err
+	}
+	err = keys.KeyUnlink(t, mk.users, k)
+	keys.KeyPut(t, k)
+	return err
 }
 
 // putMasterKeyActiveRef is fscrypt_put_master_key_activeref: drop an active
@@ -296,9 +379,11 @@ func putMasterKeyActiveRef(t *kernel.Task, mk *MasterKey) {
 type AddKeyArg struct {
 	KeySpec KeySpecifier
 	RawSize uint32
-	// KeyID names a "fscrypt-provisioning" key in the caller's keyrings;
-	// process keyrings are not modelled, so a non-zero KeyID gives ENOKEY.
-	KeyID    uint32
+	// KeyID names an "fscrypt-provisioning" key (a serial, or a
+	// KEY_SPEC_* keyring id) that holds the raw key instead of Raw.
+	KeyID uint32
+	// Flags is __reserved[0] in Linux 6.12 (6.15 made it the flags
+	// word); Reserved are the other seven reserved words.
 	Flags    uint32
 	Reserved [7]uint32
 	Raw      []byte
@@ -308,36 +393,41 @@ type AddKeyArg struct {
 // master key to sb's keyring. For a v2 key (KeySpecTypeIdentifier) the
 // identifier is computed with HKDF and written back to arg.KeySpec; a key
 // the caller already added is a no-op, and re-adding an incompletely
-// removed key makes it present again. Errors: EINVAL (bad specifier,
-// reserved fields, flags or size), EACCES (descriptor key without
-// CAP_SYS_ADMIN), EFAULT (Raw shorter than RawSize), EOPNOTSUPP
-// (hardware-wrapped keys), ENOKEY (KeyID), ENOMEM.
+// removed key makes it present again. With KeyID the raw key comes from
+// that "fscrypt-provisioning" key of the caller (get_keyring_key), whose
+// payload type must be the key specifier's. Each user who adds a v2 key
+// is charged a key of its quota for it (add_master_key_user). Errors:
+// EINVAL (bad specifier, reserved fields or flags, a bad size, RawSize
+// with KeyID), EACCES (descriptor key without CAP_SYS_ADMIN), EFAULT (Raw
+// shorter than RawSize), ENOKEY, EKEYREVOKED, EKEYEXPIRED (KeyID's
+// lookup), EKEYREJECTED (KeyID names another type of key, or a
+// provisioning key of the other policy version), EDQUOT, ENOMEM.
 func IoctlAddKey(t *kernel.Task, cred *kernel.Cred, sb SuperBlock, arg *AddKeyArg) error {
-	if !arg.KeySpec.valid() || arg.Reserved != [7]uint32{} {
+	if !arg.KeySpec.valid() || arg.Flags != 0 || arg.Reserved != [7]uint32{} {
 		return errno.EINVAL
 	}
 	if arg.KeySpec.Type == KeySpecTypeDescriptor && !cred.CapSysAdmin {
 		return errno.EACCES
 	}
-	if arg.Flags&^AddKeyFlagHWWrapped != 0 {
-		return errno.EINVAL
-	}
-	if arg.Flags&AddKeyFlagHWWrapped != 0 {
-		return errno.EOPNOTSUPP
-	}
 	var secret masterKeySecret
 	defer secret.wipe()
 	if arg.KeyID != 0 {
-		return errno.ENOKEY
+		if arg.RawSize != 0 {
+			return errno.EINVAL
+		}
+		if err := getKeyringKey(t, cred, arg.KeyID, arg.KeySpec.Type, &secret); err != nil {
+			return err
+		}
+	} else {
+		if arg.RawSize < minKeySize || arg.RawSize > maxRawKeySize {
+			return errno.EINVAL
+		}
+		if uint32(len(arg.Raw)) < arg.RawSize {
+			return errno.EFAULT
+		}
+		secret.size = int(arg.RawSize)
+		copy(secret.raw[:], arg.Raw[:arg.RawSize])
 	}
-	if arg.RawSize < minKeySize || arg.RawSize > maxRawKeySize {
-		return errno.EINVAL
-	}
-	if uint32(len(arg.Raw)) < arg.RawSize {
-		return errno.EFAULT
-	}
-	secret.size = int(arg.RawSize)
-	copy(secret.raw[:], arg.Raw[:arg.RawSize])
 	if arg.KeySpec.Type == KeySpecTypeIdentifier {
 		secret.hkdf.init(secret.raw[:secret.size])
 		clear(arg.KeySpec.U[:])
@@ -368,26 +458,29 @@ func addMasterKey(t *kernel.Task, cred *kernel.Cred, kr *Keyring, secret *master
 	}
 }
 
-// addNewMasterKey is add_new_master_key.
+// addNewMasterKey is add_new_master_key: a v2 key gets its mk_users
+// keyring and the caller's claim in it first (EDQUOT when the caller's
+// key quota is full).
 func addNewMasterKey(t *kernel.Task, cred *kernel.Cred, kr *Keyring, secret *masterKeySecret, spec *KeySpecifier) error {
 	if err := mkCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
 		return err
 	}
 	mk := &MasterKey{spec: *spec, keyring: kr, decryptedInodes: map[*InodeInfo]struct{}{}}
 	mk.structRefs.Store(1)
-	mk.activeRefs.Store(1)
+	if spec.Type == KeySpecTypeIdentifier {
+		err := allocateMasterKeyUsersKeyring(t, mk)
+		if err == nil {
+			err = addMasterKeyUser(t, cred, mk)
+		}
+		if err != nil {
+			putMasterKey(t, mk)
+			return err
+		}
+	}
 	mk.secret = *secret
 	secret.wipe()
 	mk.present = true
-	if spec.Type == KeySpecTypeIdentifier {
-		mk.users = map[uint32]bool{}
-		if err := mkUserCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
-			mk.secret.wipe()
-			mkCache.Free(&t.Ctx)
-			return err
-		}
-		mk.users[cred.UID] = true
-	}
+	mk.activeRefs.Store(1)
 	kr.mu.Lock()
 	kr.keys[spec.mapKey()] = mk
 	kr.mu.Unlock()
@@ -396,11 +489,20 @@ func addNewMasterKey(t *kernel.Task, cred *kernel.Cred, kr *Keyring, secret *mas
 
 // addExistingMasterKey is add_existing_master_key; dead reports KEY_DEAD.
 func addExistingMasterKey(t *kernel.Task, cred *kernel.Cred, mk *MasterKey, secret *masterKeySecret) (err error, dead bool) {
-	if mk.users != nil && mk.users[cred.UID] {
-		return nil, false
+	if mk.users != nil {
+		u, err := findMasterKeyUser(t, cred, mk)
+		if err != errno.ENOKEY {
+			if err != nil {
+				return err, false
+			}
+			keys.KeyPut(t, u)
+			return nil, false
+		}
+		if err := addMasterKeyUser(t, cred, mk); err != nil {
+			return err, false
+		}
 	}
-	rekey := !mk.present
-	if rekey {
+	if !mk.present {
 		for {
 			n := mk.activeRefs.Load()
 			if n == 0 {
@@ -410,17 +512,6 @@ func addExistingMasterKey(t *kernel.Task, cred *kernel.Cred, mk *MasterKey, secr
 				break
 			}
 		}
-	}
-	if mk.users != nil {
-		if err := mkUserCache.Alloc(&t.Ctx, kmem.GFPKernel); err != nil {
-			if rekey {
-				putMasterKeyActiveRef(t, mk)
-			}
-			return err, false
-		}
-		mk.users[cred.UID] = true
-	}
-	if rekey {
 		mk.secret = *secret
 		secret.wipe()
 		mk.present = true
@@ -435,8 +526,11 @@ func verifyKeyAdded(t *kernel.Task, cred *kernel.Cred, sb SuperBlock, id [KeyIde
 	var err error = errno.ENOKEY
 	if mk := sb.MasterKeys().findMasterKey(&spec); mk != nil {
 		mk.sem.RLock()
-		if mk.users != nil && mk.users[cred.UID] {
-			err = nil
+		if mk.users != nil {
+			var u *keys.Key
+			if u, err = findMasterKeyUser(t, cred, mk); err == nil {
+				keys.KeyPut(t, u)
+			}
 		}
 		mk.sem.RUnlock()
 		putMasterKey(t, mk)
@@ -490,21 +584,17 @@ func doRemoveKey(t *kernel.Task, cred *kernel.Cred, sb SuperBlock, arg *RemoveKe
 	defer putMasterKey(t, mk)
 	var status uint32
 	mk.sem.Lock()
-	if len(mk.users) != 0 {
+	if mk.users != nil && len(mk.users.Keys()) != 0 {
 		if allUsers {
-			for range mk.users {
-				mkUserCache.Free(&t.Ctx)
-			}
-			clear(mk.users)
+			err = keys.KeyringClear(t, mk.users)
 		} else {
-			if !mk.users[cred.UID] {
-				mk.sem.Unlock()
-				return errno.ENOKEY
-			}
-			delete(mk.users, cred.UID)
-			mkUserCache.Free(&t.Ctx)
+			err = removeMasterKeyUser(t, cred, mk)
 		}
-		if len(mk.users) != 0 {
+		if err != nil {
+			mk.sem.Unlock()
+			return err
+		}
+		if len(mk.users.Keys()) != 0 {
 			mk.sem.Unlock()
 			arg.RemovalStatusFlags = KeyRemovalStatusFlagOtherUser
 			return nil
@@ -600,9 +690,13 @@ func IoctlGetKeyStatus(t *kernel.Task, cred *kernel.Cred, sb SuperBlock, arg *Ge
 	}
 	arg.Status = KeyStatusPresent
 	if mk.users != nil {
-		arg.UserCount = uint32(len(mk.users))
-		if mk.users[cred.UID] {
+		arg.UserCount = uint32(len(mk.users.Keys()))
+		u, err := findMasterKeyUser(t, cred, mk)
+		if err == nil {
 			arg.StatusFlags |= KeyStatusFlagAddedBySelf
+			keys.KeyPut(t, u)
+		} else if err != errno.ENOKEY {
+			return err
 		}
 	}
 	return nil

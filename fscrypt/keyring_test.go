@@ -118,9 +118,11 @@ func TestKeyringBadArgs(t *testing.T) {
 		{user, fscrypt.AddKeyArg{KeySpec: id, RawSize: 15, Raw: raw}, errno.EINVAL},
 		{user, fscrypt.AddKeyArg{KeySpec: id, RawSize: 65, Raw: append(raw, 1)}, errno.EINVAL},
 		{user, fscrypt.AddKeyArg{KeySpec: id, RawSize: 64, Raw: raw[:63]}, errno.EFAULT},
-		{user, fscrypt.AddKeyArg{KeySpec: id, RawSize: 64, Raw: raw, Flags: fscrypt.AddKeyFlagHWWrapped}, errno.EOPNOTSUPP},
+		// Linux 6.12 has no flags word (reserved: EINVAL).
+		{user, fscrypt.AddKeyArg{KeySpec: id, RawSize: 64, Raw: raw, Flags: fscrypt.AddKeyFlagHWWrapped}, errno.EINVAL},
 		{user, fscrypt.AddKeyArg{KeySpec: id, RawSize: 64, Raw: raw, Flags: 2}, errno.EINVAL},
 		{user, fscrypt.AddKeyArg{KeySpec: id, KeyID: 7}, errno.ENOKEY},
+		{user, fscrypt.AddKeyArg{KeySpec: id, KeyID: 7, RawSize: 64, Raw: raw}, errno.EINVAL},
 		{kernel.RootCred, fscrypt.AddKeyArg{KeySpec: desc, RawSize: 16, Raw: raw}, nil},
 	} {
 		arg := tc.arg

@@ -256,17 +256,30 @@ type LegacyKeyPrefixer interface {
 	LegacyKeyPrefix() string
 }
 
+// siteKeyDescription is find_and_lock_process_key's kasprintf of the key's
+// description ("fscrypt:" or the legacy prefix, then the descriptor).
+var siteKeyDescription = kmem.NewSite("find_and_lock_process_key:description")
+
 // findAndLockProcessKey is keysetup_v1.c find_and_lock_process_key: the
 // raw key of the "logon" key prefix+descriptor in the current task's
 // keyrings, at least minKeySize bytes long. A key with a malformed or too
 // short payload is reported and treated as absent (ENOKEY).
 func findAndLockProcessKey(t *kernel.Task, prefix string, descriptor *[KeyDescriptorSize]byte, minKeySize int) ([]byte, error) {
+	// kasprintf(GFP_KERNEL, "%s%*phN", ...): the description is a
+	// kmalloc'd string, freed right after request_key.
+	description := prefix + hex.EncodeToString(descriptor[:])
+	buf, err := t.Kmalloc(siteKeyDescription, len(description)+1, kmem.GFPKernel)
+	if err != nil {
+		return nil, err
+	}
 	kr := t.CurrentCred().SessionKeyring
 	if kr == nil {
+		// request_key finds no keyring to search.
+		t.Kfree(siteKeyDescription, buf)
 		return nil, errno.ENOKEY
 	}
-	description := prefix + hex.EncodeToString(descriptor[:]) // kasprintf("%s%*phN")
 	payload, err := kr.RequestKey("logon", description)
+	t.Kfree(siteKeyDescription, buf)
 	if err != nil {
 		return nil, err
 	}

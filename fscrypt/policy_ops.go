@@ -47,7 +47,7 @@ func supportedIVInoLblkPolicy(t *kernel.Task, p *Policy, inode Inode) bool {
 	// IV_INO_LBLK_32 hashes the inode number but takes it from i_ino, so
 	// both forms need 32-bit inode numbers.
 	if !sb.Cop().Has32BitInodes() {
-		warn(t, inode, "Can't use %s policy on filesystem '%s' because its maximum inode number is too large", typ, sb.ID())
+		warn(t, inode, "Can't use %s policy on filesystem '%s' because its inode numbers are too long", typ, sb.ID())
 		return false
 	}
 	if maxFileDunBits(sb, policyDuBits(p, inode)) > 32 {

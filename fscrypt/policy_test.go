@@ -139,7 +139,7 @@ func TestSupportedPolicyFilesystemLimits(t *testing.T) {
 		{"lblk64 ok", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.MaxBytesLimit = 1 << 44 }, true, ""},
 		{"lblk64 big file", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.MaxBytesLimit = 1<<44 + 1 }, false, "maximum file size is too large"},
 		{"lblk64 unstable", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x08; sb.NoStableInodes = true }, false, "stable inode numbers"},
-		{"lblk32 64-bit inodes", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x10; sb.No32BitInodes = true }, false, "maximum inode number is too large"},
+		{"lblk32 64-bit inodes", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Flags = 0x10; sb.No32BitInodes = true }, false, "because its inode numbers are too long"},
 		{"reserved", func(sb *bare.SB, i *bare.Inode, p *fscrypt.Policy) { p.Reserved[1] = 1 }, false, "Reserved bits set"},
 	} {
 		task.K.Log = &kernel.Log{}

@@ -31,7 +31,13 @@ func newEnv(tb testing.TB, variant string, opts *memfs.Options) *env {
 	t := k.NewTask("hooks-test")
 	t.EnableCounting()
 	tb.Cleanup(t.Exit)
-	sys, p, err := memfs.Boot(t, vfs.Config{}, opts)
+	// memfs's test double of ext4's fscrypt support (tmpfs has none).
+	o := memfs.Options{TestFscrypt: true}
+	if opts != nil {
+		o = *opts
+		o.TestFscrypt = true
+	}
+	sys, p, err := memfs.Boot(t, vfs.Config{}, &o)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -190,7 +190,14 @@ func (t *Task) Recover(errp *error) {
 	b.Task = t.String()
 	t.K.Bugs.Add(b)
 	t.Inc(EvBug)
-	t.Printk("%s", b.String())
+	// The report's first line: a KASAN report begins "BUG: KASAN: ..."
+	// (mm/kasan/report.c print_error_description), as the other kinds
+	// begin with "BUG", so log scanners (xfstests' _check_dmesg) find it.
+	if strings.HasPrefix(b.Kind, "KASAN") {
+		t.Printk("BUG: %s", b.String())
+	} else {
+		t.Printk("%s", b.String())
+	}
 	t.Printk("CPU: 0 PID: %d Comm: %s %s", t.PID, t.Comm, t.K.PrintTainted())
 	if b.Dies() {
 		t.K.AddTaint(TAINT_DIE)

@@ -52,6 +52,7 @@ type Kernel struct {
 
 	workqueues workqueues    // alloc_workqueue's list (workqueue.go)
 	random     random        // get_random_bytes (random.go)
+	statics    statics       // subsystems' per-machine state (static.go)
 	tainted    atomic.Uint64 // tainted_mask (panic.go)
 }
 
@@ -129,6 +130,11 @@ type Task struct {
 	// Cred is current->cred, the credentials of the process whose
 	// syscall the task runs (current_cred()); nil reads as RootCred.
 	Cred *Cred
+	// Sleep, when set, is how the task sleeps in a wait_event loop until
+	// ready is closed (Schedule); it returns false when a signal
+	// interrupted the sleep. A machine that runs its syscalls under a
+	// lock of its own releases it while the task sleeps.
+	Sleep func(ready <-chan struct{}) bool
 
 	counted bool
 	held    heldLocks // lockdep's held_locks (lockdep.go)
@@ -173,6 +179,17 @@ func (t *Task) EnableCounting() {
 		t.K.counted = append(t.K.counted, t)
 		t.K.countedMu.Unlock()
 	}
+}
+
+// Schedule is the schedule() of a wait_event_interruptible loop: the
+// task sleeps until ready is closed, through Sleep when the machine set
+// one. false means a signal ended the sleep (-ERESTARTSYS).
+func (t *Task) Schedule(ready <-chan struct{}) bool {
+	if t.Sleep != nil {
+		return t.Sleep(ready)
+	}
+	<-ready
+	return true
 }
 
 // Exit unregisters the task's RCU reader.

@@ -13,8 +13,9 @@ import (
 // it is deterministic by design and not a source of secrets. Tasks share
 // it under a mutex; concurrent tasks draw in the order they reach it.
 type random struct {
-	mu  sync.Mutex
-	rng *rand.ChaCha8
+	mu   sync.Mutex
+	rng  *rand.ChaCha8
+	seed uint64
 }
 
 // seedKey expands a 64-bit seed into the ChaCha8 key.
@@ -33,6 +34,7 @@ func seedKey(seed uint64) [32]byte {
 func (r *random) reseed(seed uint64) {
 	r.mu.Lock()
 	r.rng = rand.NewChaCha8(seedKey(seed))
+	r.seed = seed
 	r.mu.Unlock()
 }
 
