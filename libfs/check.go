@@ -7,7 +7,25 @@ import (
 	"unicode/utf8"
 
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/kernel"
 )
+
+// DecryptNameForCheck decrypts the on-disk name disk of the encrypted
+// directory dir with the directory's key, for a directory checker (which
+// compares names and their hashes): false without a task, without the
+// key, or for a name that does not decrypt.
+func DecryptNameForCheck(t *kernel.Task, dir fscrypt.Inode, disk []byte) ([]byte, bool) {
+	if t == nil || !fscrypt.HasEncryptionKey(dir) {
+		return nil, false
+	}
+	out := make([]byte, len(disk))
+	n, err := fscrypt.FnameDiskToUsr(t, dir, 0, 0, disk, out)
+	if err != nil {
+		return nil, false
+	}
+	return out[:n], true
+}
 
 // CheckError is what a filesystem's fsck-style directory checker
 // (ext4.CheckDir, f2fs.CheckDir and f2fs.CheckDentryPtr) reports: every

@@ -15,13 +15,26 @@ const (
 	XattrNameEncryption  = "c"
 )
 
+// XattrStore is a filesystem's own xattr calls by name index, which its
+// xattr handlers and its fscrypt operations share (ext4_xattr_get and
+// ext4_xattr_set, f2fs_getxattr and f2fs_setxattr).
+type XattrStore interface {
+	// Get copies the value of (index, name) into buf (only its length
+	// when buf is empty). Errors: ENODATA, ERANGE.
+	Get(index uint8, name string, buf []byte) (int, error)
+	// Set stores value (nil removes) with setxattr's flags
+	// (vfs.XATTR_CREATE, vfs.XATTR_REPLACE). Errors: EEXIST, ENODATA,
+	// ENOSPC and the filesystem's.
+	Set(t *kernel.Task, index uint8, name string, value []byte, flags int) error
+}
+
 // XattrCrypt is the fscrypt_operations of a filesystem that keeps the
 // encryption context as an xattr (ext4_cryptops, f2fs_cryptops): the
 // filesystem embeds it in its superblock and sets its fields when it
 // fills the superblock.
 type XattrCrypt struct {
 	// Xattrs returns an inode's xattr storage.
-	Xattrs func(inode *vfs.Inode) *vfs.SimpleXattrs
+	Xattrs func(inode *vfs.Inode) XattrStore
 	// Permit, when set, refuses a context before it is stored (ext4's
 	// root directory: EPERM).
 	Permit func(inode *vfs.Inode) error
@@ -32,6 +45,10 @@ type XattrCrypt struct {
 	Empty func(t *kernel.Task, inode *vfs.Inode) bool
 	// Subblock is ->supports_subblock_data_units.
 	Subblock bool
+	// StableInodes is ->has_stable_inodes: whether inode numbers never
+	// change, which IV_INO_LBLK_* policies need (ext4_has_stable_inodes:
+	// the stable_inodes feature; f2fs_has_stable_inodes: always).
+	StableInodes func() bool
 	// KeyPrefix is ->legacy_key_prefix ("ext4:", "f2fs:").
 	KeyPrefix string
 }
@@ -60,7 +77,7 @@ func (c *XattrCrypt) SetContext(t *kernel.Task, inode fscrypt.Inode, ctx []byte,
 			return err
 		}
 	}
-	if err := c.Xattrs(i).Set(XattrIndexEncryption, XattrNameEncryption, ctx, true); err != nil {
+	if err := c.Xattrs(i).Set(t, XattrIndexEncryption, XattrNameEncryption, ctx, vfs.XATTR_CREATE); err != nil {
 		return err
 	}
 	i.SetFlags(vfs.S_ENCRYPTED)
@@ -77,9 +94,8 @@ func (c *XattrCrypt) EmptyDir(t *kernel.Task, inode fscrypt.Inode) bool {
 	return i.IsDir() && c.Empty(t, i)
 }
 
-// HasStableInodes implements fscrypt.Operations: the model's ext4 and
-// f2fs never renumber inodes.
-func (c *XattrCrypt) HasStableInodes() bool { return true }
+// HasStableInodes implements fscrypt.Operations (->has_stable_inodes).
+func (c *XattrCrypt) HasStableInodes() bool { return c.StableInodes() }
 
 // Has32BitInodes implements fscrypt.Operations: inode numbers and nids
 // are 32-bit.

@@ -16,7 +16,7 @@ import (
 func TestRegularFileNames(t *testing.T) {
 	k := kernel.New()
 	tk := k.NewTask("libfs")
-	_, p, err := memfs.Boot(tk, vfs.Config{}, nil)
+	_, p, err := memfs.Boot(tk, vfs.Config{}, &memfs.Options{TestFscrypt: true})
 	if err != nil {
 		t.Fatal(err)
 	}

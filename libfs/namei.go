@@ -2,6 +2,7 @@ package libfs
 
 import (
 	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/events"
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
@@ -43,4 +44,30 @@ func PrepareRename2(t *kernel.Task, oldDir *vfs.Inode, oldD *vfs.Dentry, newDir 
 		return false, err
 	}
 	return flags&vfs.RENAME_EXCHANGE != 0, nil
+}
+
+// LookupEvents are the counters a filesystem's directory lookup adds to:
+// dirents visited, names compared, on-disk names decrypted to compare
+// them (generic_ci_match), directory blocks searched.
+type LookupEvents struct {
+	Scanned, Compared, Decrypts, Blocks events.Event
+}
+
+// LookupStats accumulates one lookup's counts, added to the task's events
+// once at the end (Flush), so that counting does not perturb the loop
+// over the dirents.
+type LookupStats struct {
+	Scanned, Compared, Decrypts, Blocks uint64
+}
+
+// Flush adds the counts to the task's events ev (nothing when the task
+// does not count).
+func (st *LookupStats) Flush(t *kernel.Task, ev *LookupEvents) {
+	if t.Ev == nil {
+		return
+	}
+	t.Add(ev.Scanned, st.Scanned)
+	t.Add(ev.Compared, st.Compared)
+	t.Add(ev.Decrypts, st.Decrypts)
+	t.Add(ev.Blocks, st.Blocks)
 }

@@ -1,11 +1,19 @@
 // Package memfs is a minimal in-memory filesystem for the VFS, in the
-// manner of ramfs and libfs's simple_* operations, that supports fscrypt the
-// way ext4 does: encryption policies on directories, names stored as the
-// ciphertext fscrypt produces (listed as no-key names without the key),
-// file contents encrypted per 4 KiB block through fscrypt's contents
-// encryption and the Crypto API, encrypted symlink targets, and the hooks
-// ext4 calls (fscrypt_file_open from ->open, fscrypt_prepare_lookup from
-// ->lookup, the prepare hooks from link, rename, setattr and symlink).
+// manner of ramfs, tmpfs and libfs's simple_* operations. Like Linux's
+// tmpfs (mm/shmem.c) it has no fscrypt: no fscrypt_operations on its
+// superblock, no ->unlocked_ioctl (the fscrypt ioctls are ENOTTY, as
+// vfs_ioctl answers without one), and an ->open that is
+// generic_file_open, which never calls fscrypt_file_open.
+//
+// For the layer tests that need an encrypting filesystem without a block
+// device, the test_fscrypt mount option (Options.TestFscrypt) gives it
+// the fscrypt support ext4 has, which no tmpfs has: encryption policies
+// on directories, names stored as the ciphertext fscrypt produces
+// (listed as no-key names without the key), file contents encrypted per
+// 4 KiB block through fscrypt's contents encryption and the Crypto API,
+// encrypted symlink targets, and the hooks ext4 calls (fscrypt_file_open
+// from ->open, fscrypt_prepare_lookup from ->lookup, the prepare hooks
+// from link, rename, setattr and symlink).
 //
 // A directory is a map from on-disk names to inodes, plus the creation
 // order that getdents lists them in (positions 0 and 1 are "." and "..",
@@ -15,8 +23,8 @@
 //
 // It registers as "memfs", a type without a device (like ramfs). Mount it
 // with vfs.System.Mount(t, proc, memfs.Type, target, vfs.MountOptions{Data:
-// opts.MountData()}); an empty option string gives the defaults
-// (encryption supported).
+// opts.MountData()}); an empty option string gives the defaults (tmpfs:
+// no encryption).
 package memfs
 
 import (
@@ -35,13 +43,16 @@ import (
 )
 
 // Type is the memfs filesystem type.
-var Type = &vfs.FileSystemType{Name: "memfs", FillSuper: fillSuper}
+var Type = &vfs.FileSystemType{Name: "memfs", FillSuper: fillSuper, Magic: 0x858458f6}
 
 // Options are memfs's mount options.
 type Options struct {
-	// NoEncrypt turns encryption support off: the fscrypt ioctls give
-	// EOPNOTSUPP, like ext4 without the encrypt feature.
-	NoEncrypt bool
+	// TestFscrypt gives memfs ext4's fscrypt support (s_cop, the fscrypt
+	// ioctls, fscrypt_file_open in ->open), which tmpfs does not have: a
+	// test double for the layer tests (hooks, conformance) that need an
+	// encrypting filesystem without a block device. Never set it where
+	// memfs stands for tmpfs (a machine's / and /tmp).
+	TestFscrypt bool
 	// UnsafeSkipRenameHook makes rename skip fscrypt_prepare_rename, so a
 	// test can move a file into a directory whose policy forbids it, as an
 	// offline tool editing the disk could. Never set it otherwise.
@@ -90,6 +101,8 @@ type info struct {
 	// target is a symlink's on-disk target: the bytes and a NUL, or
 	// fscrypt_symlink_data for an encrypted one.
 	target []byte
+	// xattrs are the extended attributes (xattr.go).
+	xattrs vfs.SimpleXattrs
 }
 
 // dirent is a directory entry: an on-disk name and an inode at a position.
@@ -107,12 +120,17 @@ func fillSuper(t *kernel.Task, sb *vfs.SuperBlock, data string) error {
 		return err
 	}
 	fs.dirOps, fs.dirFileOps = &dirOps{fs: fs}, &dirFileOps{fs: fs}
-	fs.symlinkOps = libfs.Symlink(func(i *vfs.Inode) []byte { return infoOf(i).target })
+	fs.symlinkOps = libfs.WithListxattr(libfs.Symlink(func(i *vfs.Inode) []byte { return infoOf(i).target }), listxattr)
 	fs.fileOps, fs.fileFileOps = libfs.RegularFile("memfs", fs.ioctl)
+	if !fs.opts.TestFscrypt {
+		fs.fileFileOps = shmemFileOps{fs.fileFileOps}
+	}
+	fs.fileOps = libfs.WithListxattr(fs.fileOps, listxattr)
+	sb.SetXattrHandlers(xattrHandlers)
 	sb.FsInfo = fs
 	sb.SetOps(fs)
 	sb.SetBlockBits(blockBits, 1<<44)
-	if !fs.opts.NoEncrypt {
+	if fs.opts.TestFscrypt {
 		sb.SetCop(fs)
 	}
 	hooks.SetSBDops(sb)
@@ -204,6 +222,7 @@ func (fs *FS) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 		}
 		in.blocks = nil
 		inode.Data.Unlock()
+		in.xattrs.Free()
 		infoCache.Free(&t.Ctx)
 	}
 	vfs.ClearInode(inode)
@@ -430,11 +449,11 @@ func Boot(t *kernel.Task, cfg vfs.Config, opts *Options) (*vfs.System, *vfs.Proc
 func init() { vfs.MustRegister(Type) }
 
 // MountData renders the options as memfs's mount option string:
-// "noencrypt" and "unsafe_skip_rename_hook".
+// "test_fscrypt" and "unsafe_skip_rename_hook".
 func (o Options) MountData() string {
 	var opts []string
-	if o.NoEncrypt {
-		opts = append(opts, "noencrypt")
+	if o.TestFscrypt {
+		opts = append(opts, "test_fscrypt")
 	}
 	if o.UnsafeSkipRenameHook {
 		opts = append(opts, "unsafe_skip_rename_hook")
@@ -449,8 +468,8 @@ func (o *Options) parse(t *kernel.Task, fst *vfs.FileSystemType, data string) er
 		switch {
 		case opt.HasValue:
 			return vfs.BadValue(t, fst, opt)
-		case opt.Key == "noencrypt":
-			o.NoEncrypt = true
+		case opt.Key == "test_fscrypt":
+			o.TestFscrypt = true
 		case opt.Key == "unsafe_skip_rename_hook":
 			o.UnsafeSkipRenameHook = true
 		default:

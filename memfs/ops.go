@@ -236,10 +236,28 @@ func (o dirOps) Symlink(t *kernel.Task, dir *vfs.Inode, d *vfs.Dentry, target st
 	return nil
 }
 
-// ioctl dispatches the fscrypt ioctls, EOPNOTSUPP without encryption
-// support (no fscrypt operations on the superblock).
+// ioctl is ->unlocked_ioctl. tmpfs has none (shmem_file_operations and
+// shmem_dir_operations set no unlocked_ioctl), so vfs_ioctl answers
+// ENOTTY for every command the VFS itself does not handle, the fscrypt
+// ioctls among them; with TestFscrypt it dispatches the fscrypt ioctls
+// as ext4_ioctl does.
 func (fs *FS) ioctl(t *kernel.Task, f *vfs.File, cmd uint32, arg any) (int, error) {
+	if !fs.opts.TestFscrypt {
+		return 0, errno.ENOTTY
+	}
 	return libfs.FlagsIoctl(t, f, cmd, arg, nil)
+}
+
+// shmemFileOps are a regular file's file operations on a memfs that is
+// tmpfs: shmem_file_operations, whose ->open is generic_file_open (no
+// fscrypt_file_open: tmpfs has no encryption).
+type shmemFileOps struct{ vfs.FileOperations }
+
+// Open is generic_file_open: nothing to refuse for a file whose size
+// fits an off_t (the model's files always do).
+func (shmemFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
+	defer t.Trace("generic_file_open")()
+	return nil
 }
 
 // dirFileOps are a directory's file operations, without ->open, as ext4's

@@ -28,7 +28,7 @@ func TestConcurrentSyscalls(t *testing.T) {
 	k := kernel.New()
 	setup := k.NewTask("setup")
 	setup.EnableCounting()
-	sys, p0, err := memfs.Boot(setup, vfs.Config{Dcache: dcache.Config[vfs.Inode]{HashShift: 6, MaxUnused: 32}}, nil)
+	sys, p0, err := memfs.Boot(setup, vfs.Config{Dcache: dcache.Config[vfs.Inode]{HashShift: 6, MaxUnused: 32}}, &memfs.Options{TestFscrypt: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,9 @@ const (
 
 // Inode dirty states (include/linux/fs.h).
 const (
-	I_DIRTY_SYNC = 1 << 0
-	I_DIRTY_TIME = 1 << 11
+	I_DIRTY_SYNC  = 1 << 0
+	I_DIRTY_PAGES = 1 << 2
+	I_DIRTY_TIME  = 1 << 11
 )
 
 // Timestamp events.
@@ -74,6 +75,7 @@ func (s *System) Now() int64 { return s.clock.Load() }
 func (s *System) AdvanceClock(d time.Duration) {
 	if d > 0 {
 		s.clock.Add(int64(d))
+		s.flushExpired()
 	}
 }
 
@@ -103,8 +105,15 @@ func (i *Inode) SetTimes(atime, mtime, ctime int64) {
 // since the filesystem last cleared them (ClearDirty).
 func (i *Inode) DirtyState() int { return int(i.dirty.Load()) }
 
-// ClearDirty clears i_state's dirty bits (the inode was written back).
-func (i *Inode) ClearDirty() { i.dirty.Store(0) }
+// ClearDirty clears i_state's dirty bits (the inode was written back) and
+// takes it off its superblock's dirty list.
+func (i *Inode) ClearDirty() {
+	if i.dirty.Swap(0) != 0 && i.sb != nil {
+		i.sb.dirtyMu.Lock()
+		delete(i.sb.dirtyInodes, i)
+		i.sb.dirtyMu.Unlock()
+	}
+}
 
 // markInodeDirty is __mark_inode_dirty: the filesystem's ->dirty_inode,
 // then the state bits.
@@ -117,9 +126,31 @@ func markInodeDirty(t *kernel.Task, inode *Inode, flags int) {
 	if d, ok := inode.sb.op.(DirtyInoder); ok {
 		d.DirtyInode(t, inode, flags)
 	}
+	setDirtyBits(inode, flags)
+}
+
+// setDirtyBits sets i_state's dirty bits; an inode going from clean to
+// dirty is queued for writeback, stamped with dirtied_when (the part of
+// __mark_inode_dirty that I_DIRTY_PAGES, from a page dirtied by a write,
+// also reaches).
+func setDirtyBits(inode *Inode, flags int) {
 	for {
 		old := inode.dirty.Load()
 		if inode.dirty.CompareAndSwap(old, old|uint32(flags)) {
+			if old == 0 && inode.sb != nil {
+				// Clean to dirty: queued for writeback, stamped with
+				// dirtied_when.
+				var now int64
+				if inode.sb.sys != nil {
+					now = inode.sb.sys.Now()
+				}
+				inode.sb.dirtyMu.Lock()
+				if inode.sb.dirtyInodes == nil {
+					inode.sb.dirtyInodes = map[*Inode]int64{}
+				}
+				inode.sb.dirtyInodes[inode] = now
+				inode.sb.dirtyMu.Unlock()
+			}
 			return
 		}
 	}
@@ -252,7 +283,29 @@ func (p *Proc) Utimens(t *kernel.Task, path string, follow bool) (err error) {
 		return err
 	}
 	defer pa.put(t)
-	inode := pa.Dentry.Inode()
+	return utimesNow(t, pa.Dentry.Inode())
+}
+
+// Futimens is utimensat(fd, NULL, NULL, 0) (futimens(3) with both times
+// UTIME_NOW, do_utimes_fd): Utimens on the open file, with no path walk,
+// as coreutils' touch sets the times of the file it has just opened.
+// Errors: EBADF, EACCES, EPERM, EROFS.
+func (p *Proc) Futimens(t *kernel.Task, fd int) (err error) {
+	defer t.Recover(&err)
+	defer t.Trace("do_utimes")()
+	t.Inc(EvSyscall)
+	f, err := p.fdget(fd)
+	if err != nil {
+		return err
+	}
+	defer f.fput(t)
+	return utimesNow(t, f.path.Dentry.Inode())
+}
+
+// utimesNow is vfs_utimes with both times now: utimes_common's
+// permission (the owner, CAP_FOWNER, or write access), no append-only or
+// immutable inode, then atime, mtime and ctime set under i_rwsem.
+func utimesNow(t *kernel.Task, inode *Inode) error {
 	cred := t.CurrentCred()
 	if cred.UID != inode.uid && !capFowner(cred) {
 		if err := inodePermission(t, inode, MAY_WRITE); err != nil {

@@ -1,24 +1,32 @@
 package vfs
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/vfslab/vfslab/errno"
 )
 
 // Fixed-size devices and host images.
 //
-// NewBlockDevice makes a device that grows as its filesystem allocates
-// (vfslab's own layout, where the device hands out blocks). A device made
-// from a host image file, or with a size, has a fixed number of PageSize
-// blocks, all present from the start (block 0 included: a real filesystem's
-// superblock lives there), and the filesystem mounted on it allocates its
-// blocks itself, from its own bitmaps, through SetAllocator. ReadAt and
-// WriteAt give byte-addressed access for filesystems whose blocks are
-// smaller than a page (ext4 with 1 KiB or 2 KiB blocks) and for the image
-// I/O itself.
+// NewGrowingBlockDevice makes a device that grows as its filesystem
+// allocates (vfslab's own layout, where the device hands out blocks). A
+// device made from a host image file, or with a size, has a fixed number
+// of PageSize blocks (block 0 included: a real filesystem's superblock
+// lives there), kept sparse in memory (blockdev_sparse.go), and the
+// filesystem mounted on it allocates its blocks itself, from its own
+// bitmaps, through SetAllocator. ReadAt and WriteAt give byte-addressed
+// access for filesystems whose blocks are smaller than a page (ext4 with
+// 1 KiB or 2 KiB blocks) and for the image I/O itself.
+//
+// An attached image is read lazily from its file, which stays open (and
+// locked: flock, exclusive for a writable image, shared for a read-only
+// one) until Close. Its write-back (Sync) is atomic: see
+// blockdev_writeback.go.
 
 // BlockAllocator is the allocator a filesystem with its own free-space
 // maps (ext4's block bitmaps, f2fs's SIT) plugs into a fixed-size device:
@@ -31,49 +39,83 @@ type BlockAllocator interface {
 
 // NewBlockDeviceSize returns a zeroed fixed-size device of nblocks
 // PageSize blocks (a blank disk; blockdev --getsz is nblocks*8 sectors).
+// It is sparse: a block takes memory once written.
 func NewBlockDeviceSize(nblocks uint32) *BlockDevice {
-	d := &BlockDevice{verified: map[uint32]bool{}, fixed: true}
-	data := make([]byte, int(nblocks)*PageSize)
-	bs := make([][]byte, nblocks)
-	for i := range bs {
-		bs[i] = data[i*PageSize : (i+1)*PageSize : (i+1)*PageSize]
-	}
-	d.blocks.Store(&bs)
-	return d
+	return &BlockDevice{verified: map[uint32]bool{}, fixed: true, sp: newSparseStore(nblocks)}
 }
 
+// MaxImageSize is the largest image or device OpenImage and
+// NewBlockDeviceSize's callers accept: 1 TiB.
+const MaxImageSize = 1 << 40
+
 // OpenImage attaches the host file path as a fixed-size device (the
-// loop-device setup of losetup, reduced). The file's contents are read
-// into memory; its size must be a positive multiple of 512 and is rounded
-// up to whole pages with zeroes. With writable false the device is
-// read-only (BLKROSET): ReadOnly reports it, and Sync never touches the
-// file. Errors: the host's open/read errors, wrapped with the path;
-// EINVAL for an empty file or a size that is not a multiple of 512.
+// loop-device setup of losetup, reduced). The file stays open and is read
+// lazily, a block when it is first needed; its size must be a positive
+// multiple of 512 (the last page is completed with zeroes). The file is
+// locked (flock) against another process: exclusively with writable set,
+// shared otherwise. A write-ahead record left by a write-back that did not
+// finish is completed first (writable) or read over the file (read-only);
+// a torn record, whose write-back never began, is discarded. With writable
+// false the device is read-only (BLKROSET): ReadOnly reports it, and Sync
+// never touches the file. Errors: the host's open/read errors, wrapped
+// with the path; EBUSY when another process holds the lock; EINVAL for an
+// empty file or a size that is not a multiple of 512.
 func OpenImage(path string, writable bool) (*BlockDevice, error) {
-	f, err := os.Open(path)
+	flag := os.O_RDONLY
+	if writable {
+		flag = os.O_RDWR
+	}
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	unlock, err := lockImage(f, writable)
 	if err != nil {
-		return nil, err
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("not a regular file: %w", errno.EINVAL)
+	}
+	if err != nil {
+		unlock()
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	size := st.Size()
-	if size <= 0 || size%512 != 0 || size > 1<<40 {
+	if size <= 0 || size%512 != 0 || size > MaxImageSize {
+		unlock()
+		f.Close()
 		return nil, fmt.Errorf("%s: size %d is not a positive multiple of 512 bytes: %w", path, size, errno.EINVAL)
 	}
 	n := uint32((size + PageSize - 1) / PageSize)
 	d := NewBlockDeviceSize(n)
-	if _, err := d.ReadFrom(f); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	d.sp.file, d.sp.fileSize = f, size
 	d.imageSize = size
 	d.readOnly = !writable
+	d.img = &imageFile{path: path, f: f, writable: writable, unlock: unlock}
+	if err := d.recover(); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if writable {
 		d.backing = path
 	}
 	return d, nil
+}
+
+// Close releases an attached image's file and its lock; the device must
+// not be used afterwards. It writes nothing (Sync does). Nothing to do for
+// a device with no image.
+func (d *BlockDevice) Close() error {
+	if d.img == nil || d.img.f == nil {
+		return nil
+	}
+	err := d.img.f.Close()
+	d.img.unlock()
+	d.img.f, d.sp.file = nil, nil
+	return err
 }
 
 // Fixed reports whether the device has a fixed size (NewBlockDeviceSize,
@@ -86,13 +128,29 @@ func (d *BlockDevice) Fixed() bool { return d.fixed }
 func (d *BlockDevice) ReadOnly() bool { return d.readOnly }
 
 // SetReadOnly sets or clears the device's read-only flag (blockdev
-// --setro/--setrw).
+// --setro/--setrw). An image attached read-only stays read-only for
+// write-back: Sync never writes its file.
 func (d *BlockDevice) SetReadOnly(ro bool) { d.readOnly = ro }
 
 // Blocks returns the number of PageSize blocks a fixed-size device has
 // (for a growing device, the number it has handed out so far plus the
 // reserved block 0).
-func (d *BlockDevice) Blocks() uint32 { return uint32(len(*d.blocks.Load())) }
+func (d *BlockDevice) Blocks() uint32 {
+	if d.fixed {
+		return d.sp.n
+	}
+	return uint32(len(*d.blocks.Load()))
+}
+
+// Resident returns the bytes of memory the device's blocks hold: what
+// was written to a fixed-size device (or read from its image through
+// Block), every block of a growing one.
+func (d *BlockDevice) Resident() int64 {
+	if d.fixed {
+		return d.sp.resident.Load() * PageSize
+	}
+	return int64(d.Blocks()) * PageSize
+}
 
 // Size returns the device's size in bytes (BLKGETSIZE64): the image's own
 // size for an attached image.
@@ -112,12 +170,30 @@ func (d *BlockDevice) SetAllocator(a BlockAllocator) {
 	d.mu.Unlock()
 }
 
-// ReadAt copies len(p) bytes at byte offset off into p (io.ReaderAt).
-// Errors: io.EOF past the end of a fixed-size device (with the bytes that
-// exist copied), EINVAL for a negative offset.
+// ReadAt copies len(p) bytes at byte offset off into p (io.ReaderAt),
+// without materialising the blocks of a fixed-size device. Errors: io.EOF
+// past the end of the device (with the bytes that exist copied), EINVAL
+// for a negative offset, EIO when an image's file cannot be read.
 func (d *BlockDevice) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, errno.EINVAL
+	}
+	if d.fixed {
+		n := 0
+		for n < len(p) {
+			pos := off + int64(n)
+			blk := pos / PageSize
+			if blk >= int64(d.sp.n) {
+				return n, io.EOF
+			}
+			o := int(pos % PageSize)
+			m := min(PageSize-o, len(p)-n)
+			if err := d.sp.read(uint32(blk), o, p[n:n+m]); err != nil {
+				return n, fmt.Errorf("%v: %w", err, errno.EIO)
+			}
+			n += m
+		}
+		return n, nil
 	}
 	bs := *d.blocks.Load()
 	n := 0
@@ -142,8 +218,9 @@ func (d *BlockDevice) ReadAt(p []byte, off int64) (int, error) {
 
 // WriteAt copies p to byte offset off (io.WriterAt), marking the blocks it
 // touches unverified. Errors: EROFS on a read-only device, ENOSPC past the
-// end of a fixed-size device (nothing written), EINVAL for a negative
-// offset or a block the growing device never handed out.
+// end of the device (nothing written), EINVAL for a negative offset or a
+// block the growing device never handed out, EIO when an image's file
+// cannot be read for a partial block.
 func (d *BlockDevice) WriteAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, errno.EINVAL
@@ -151,36 +228,73 @@ func (d *BlockDevice) WriteAt(p []byte, off int64) (int, error) {
 	if d.readOnly {
 		return 0, errno.EROFS
 	}
-	bs := *d.blocks.Load()
-	if end := off + int64(len(p)); end > int64(len(bs))*PageSize {
+	if end := off + int64(len(p)); end > int64(d.Blocks())*PageSize {
 		return 0, errno.ENOSPC
 	}
 	n := 0
 	for n < len(p) {
 		pos := off + int64(n)
-		blk := pos / PageSize
-		b := bs[blk]
+		blk := uint32(pos / PageSize)
+		b := d.Block(blk)
 		if b == nil {
+			if d.fixed {
+				return n, errno.EIO
+			}
 			return n, errno.EINVAL
 		}
-		d.Unverify(uint32(blk))
+		d.Unverify(blk)
 		n += copy(b[pos%PageSize:], p[n:])
 	}
 	return n, nil
 }
 
-// ReadFrom fills the device from r, from byte 0, until r ends or the
-// device is full (io.ReaderFrom); it ignores the read-only flag (it is how
-// an image is loaded).
-func (d *BlockDevice) ReadFrom(r io.Reader) (int64, error) {
-	bs := *d.blocks.Load()
-	var n int64
-	for i := 0; i < len(bs); i++ {
-		if bs[i] == nil {
-			continue
+// Discard zeroes length bytes at byte offset off (BLKDISCARD on a device
+// whose discards zero, BLKZEROOUT, blkdev_issue_zeroout): whole blocks of
+// a fixed-size device are dropped, holding no memory and reading as
+// zeroes, so that mkfs zeroing a 64 MiB journal costs nothing; a partial
+// block is zeroed in place. Errors: EROFS on a read-only device, EINVAL
+// for a range outside the device.
+func (d *BlockDevice) Discard(off, length int64) error {
+	if d.readOnly {
+		return errno.EROFS
+	}
+	if off < 0 || length < 0 || off+length > int64(d.Blocks())*PageSize {
+		return errno.EINVAL
+	}
+	end := off + length
+	for off < end {
+		blk := uint32(off / PageSize)
+		o := off % PageSize
+		m := min(PageSize-o, end-off)
+		switch {
+		case d.fixed && o == 0 && m == PageSize:
+			d.sp.discard(blk)
+			d.Unverify(blk)
+		default:
+			if b := d.Block(blk); b != nil {
+				clear(b[o : o+m])
+				d.Unverify(blk)
+			}
 		}
-		m, err := io.ReadFull(r, bs[i])
+		off += m
+	}
+	return nil
+}
+
+// ReadFrom fills the device from r, from byte 0, until r ends or the
+// device is full (io.ReaderFrom); blocks of zeroes stay holes. It ignores
+// the read-only flag (it is how an image is loaded).
+func (d *BlockDevice) ReadFrom(r io.Reader) (int64, error) {
+	var buf [PageSize]byte
+	var n int64
+	for i := uint32(0); i < d.Blocks(); i++ {
+		m, err := io.ReadFull(r, buf[:])
 		n += int64(m)
+		if m > 0 && (!d.fixed || !allZero(buf[:m])) {
+			if b := d.Block(i); b != nil {
+				copy(b, buf[:m])
+			}
+		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return n, nil
 		}
@@ -191,22 +305,33 @@ func (d *BlockDevice) ReadFrom(r io.Reader) (int64, error) {
 	return n, nil
 }
 
+// allZero reports whether b holds only zero bytes.
+func allZero(b []byte) bool {
+	var zero [PageSize]byte
+	for len(b) > 0 {
+		m := min(len(b), PageSize)
+		if !bytes.Equal(b[:m], zero[:m]) {
+			return false
+		}
+		b = b[m:]
+	}
+	return true
+}
+
 // WriteTo writes the device's contents to w (io.WriterTo): Size() bytes,
 // holes as zeroes.
 func (d *BlockDevice) WriteTo(w io.Writer) (int64, error) {
-	var zero [PageSize]byte
-	bs := *d.blocks.Load()
+	var buf [PageSize]byte
 	left := d.Size()
 	var n int64
-	for i := 0; i < len(bs) && left > 0; i++ {
-		b := bs[i]
-		if b == nil {
-			b = zero[:]
+	for i := uint32(0); i < d.Blocks() && left > 0; i++ {
+		m := int(min(PageSize, left))
+		if _, err := d.ReadAt(buf[:m], int64(i)*PageSize); err != nil && err != io.EOF {
+			return n, err
 		}
-		b = b[:min(int64(len(b)), left)]
-		m, err := w.Write(b)
-		n += int64(m)
-		left -= int64(m)
+		k, err := w.Write(buf[:m])
+		n += int64(k)
+		left -= int64(k)
 		if err != nil {
 			return n, err
 		}
@@ -214,28 +339,88 @@ func (d *BlockDevice) WriteTo(w io.Writer) (int64, error) {
 	return n, nil
 }
 
-// SaveImage writes the device's contents to the host file path, created
-// or truncated (vfslab sh --save-image; dd if=/dev/vdb of=FILE).
+// SaveImage writes the device's contents to the host file path (vfslab sh
+// --save-image; dd if=/dev/vdb of=FILE conv=sparse): a sparse file of
+// Size() bytes whose blocks of zeroes are holes, written to a temporary
+// file beside path, flushed (fsync) and renamed over path, so that path
+// is either its old self or the whole new image, never a part of one.
 func (d *BlockDevice) SaveImage(path string) error {
-	f, err := os.Create(path)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".vfslab-*")
 	if err != nil {
 		return err
 	}
-	if _, err := d.WriteTo(f); err != nil {
-		f.Close()
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := d.writeSparse(tmp); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return f.Close()
+	// The new image keeps the mode of the file it replaces.
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	done = true
+	return syncDir(filepath.Dir(path))
 }
 
-// Sync writes a writable attached image back to its host file (the page
-// cache of the loop device's backing file flushed: fsync on umount and
-// sync). It does nothing for a device with no backing file.
-func (d *BlockDevice) Sync() error {
-	if d.backing == "" || d.readOnly {
-		return nil
+// writeSparse writes the device to the empty file f, leaving its blocks
+// of zeroes holes.
+func (d *BlockDevice) writeSparse(f *os.File) error {
+	size := d.Size()
+	var buf [PageSize]byte
+	for i := uint32(0); i < d.Blocks(); i++ {
+		off := int64(i) * PageSize
+		m := int(min(PageSize, size-off))
+		if m <= 0 {
+			break
+		}
+		if d.fixed {
+			if c := d.sp.chunk(i, false); c == nil && !d.sp.fromFile(i) {
+				i |= sparseChunk - 1 // a chunk never written
+				continue
+			}
+		}
+		if _, err := d.ReadAt(buf[:m], off); err != nil && err != io.EOF {
+			return err
+		}
+		if allZero(buf[:m]) {
+			continue
+		}
+		if _, err := f.WriteAt(buf[:m], off); err != nil {
+			return err
+		}
 	}
-	return d.SaveImage(d.backing)
+	return f.Truncate(size)
+}
+
+// syncDir flushes the directory dir (an entry made or removed in it).
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, errno.EINVAL) {
+		return err
+	}
+	return nil
 }
 
 // Map records that page index lblk lives in device block addr, for a

@@ -2,7 +2,10 @@ package vfs
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -46,10 +49,12 @@ func TestImageRoundTrip(t *testing.T) {
 	if _, err := ro.ReadAt(got, PageSize-50); err != nil || !bytes.Equal(got, img[PageSize-50:PageSize+50]) {
 		t.Fatalf("ReadAt across pages: %v", err)
 	}
+	defer ro.Close()
 	rw, err := OpenImage(path, true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rw.Close()
 	rw.SetAllocator(&bitmapAlloc{used: []bool{true, true, false, true}})
 	a, b := rw.Alloc()
 	if a != 2 || len(b) != PageSize || b[0] != 0 {
@@ -83,5 +88,74 @@ func TestOpenImageRejectsOddSizes(t *testing.T) {
 	}
 	if _, err := OpenImage(filepath.Join(dir, "missing"), false); err == nil {
 		t.Error("OpenImage of a missing file: no error")
+	}
+}
+
+// TestImageLockedAgainstOtherProcess: a writable attach locks the image
+// against another process's attach (EBUSY), read-only or writable; a
+// read-only attach lets another read-only one in but not a writable one;
+// closing releases the lock.
+func TestImageLockedAgainstOtherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "img")
+	if err := os.WriteFile(path, make([]byte, 2*PageSize), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := func(writable bool) string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestImageLockHelper$")
+		cmd.Env = append(os.Environ(), "VFSLAB_LOCK_IMAGE="+path, fmt.Sprintf("VFSLAB_LOCK_WRITABLE=%t", writable))
+		out, _ := cmd.CombinedOutput()
+		if i := bytes.Index(out, []byte("attach: ")); i >= 0 {
+			return string(bytes.TrimSpace(bytes.SplitN(out[i+8:], []byte("\n"), 2)[0]))
+		}
+		return "no answer: " + string(out)
+	}
+	rw, err := OpenImage(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Within the process the image can be attached again.
+	again, err := OpenImage(path, false)
+	if err != nil {
+		t.Fatalf("second attach in the same process: %v", err)
+	}
+	again.Close()
+	for _, w := range []bool{false, true} {
+		if got := other(w); got != "EBUSY" {
+			t.Errorf("another process's attach (writable %t) of a writable image: %s, want EBUSY", w, got)
+		}
+	}
+	rw.Close()
+	ro, err := OpenImage(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := other(false); got != "ok" {
+		t.Errorf("another process's read-only attach of a read-only image: %s", got)
+	}
+	if got := other(true); got != "EBUSY" {
+		t.Errorf("another process's writable attach of a read-only image: %s, want EBUSY", got)
+	}
+	ro.Close()
+	if got := other(true); got != "ok" {
+		t.Errorf("another process's writable attach after Close: %s", got)
+	}
+}
+
+// TestImageLockHelper is the other process of
+// TestImageLockedAgainstOtherProcess.
+func TestImageLockHelper(t *testing.T) {
+	path := os.Getenv("VFSLAB_LOCK_IMAGE")
+	if path == "" {
+		t.Skip("run by TestImageLockedAgainstOtherProcess")
+	}
+	d, err := OpenImage(path, os.Getenv("VFSLAB_LOCK_WRITABLE") == "true")
+	switch {
+	case errors.Is(err, errno.EBUSY):
+		fmt.Println("attach: EBUSY")
+	case err != nil:
+		fmt.Println("attach:", err)
+	default:
+		d.Close()
+		fmt.Println("attach: ok")
 	}
 }

@@ -179,14 +179,21 @@ func (a blockAops) TruncateBlocks(t *kernel.Task, inode *Inode, from uint64) {
 // BlockDevice is a simulated block device with its buffer cache (struct
 // block_device and the buffer heads of fs/buffer.c, as a disk filesystem
 // such as ext4 or f2fs sees them): numbered PageSize blocks, always up to
-// date in memory, read and written in place. Block 0 is never handed out
-// (it stands for NULL_ADDR, or a hole). It remembers which blocks a
+// date in memory, read and written in place. It remembers which blocks a
 // filesystem has verified (buffer_verified), as the buffer cache does.
 //
+// A device is either fixed-size (NewBlockDeviceSize, OpenImage: a disk,
+// sparse in memory, on which mkfs writes the real on-disk format; see
+// blockdev_sparse.go) or growing (NewGrowingBlockDevice: vfslab's own
+// layout, where the device hands out blocks and block 0 is never handed
+// out, standing for NULL_ADDR or a hole), which tests and benchmarks use
+// for its speed.
+//
 // A mounted filesystem shares its device between tasks: allocation,
-// freeing and the verified marks take locks, and Block is lock-free (the
-// table of blocks is replaced, never changed in place below its published
-// length, so a reader sees a consistent prefix).
+// freeing and the verified marks take locks, and Block is lock-free on a
+// growing device (the table of blocks is replaced, never changed in place
+// below its published length, so a reader sees a consistent prefix) and
+// takes a lock only to materialise a page on a fixed-size one.
 type BlockDevice struct {
 	mu       sync.Mutex
 	blocks   atomic.Pointer[[][]byte]
@@ -199,12 +206,14 @@ type BlockDevice struct {
 	super   DeviceSuper
 	claimed bool
 	// fixed is set for a fixed-size device (NewBlockDeviceSize,
-	// OpenImage), whose blocks all exist from the start; alloc, when
-	// set, is the mounted filesystem's allocator (blockdev_image.go).
+	// OpenImage), whose blocks sp holds; alloc, when set, is the mounted
+	// filesystem's allocator (blockdev_image.go).
 	fixed     bool
+	sp        *sparseStore
 	readOnly  bool
 	imageSize int64
 	backing   string
+	img       *imageFile
 	alloc     BlockAllocator
 	// loop, when set, is the loop device whose worker serves the
 	// device's bios (vfs/loop.go).
@@ -245,8 +254,13 @@ func (d *BlockDevice) release() {
 	d.superMu.Unlock()
 }
 
-// NewBlockDevice returns an empty device.
-func NewBlockDevice() *BlockDevice {
+// NewGrowingBlockDevice returns an empty growing device in vfslab's own
+// layout: it has no fixed size, hands out a new block whenever its
+// filesystem allocates one and holds no on-disk format (mkfs records the
+// filesystem's features in DeviceSuper instead). It is the fast device of
+// unit tests and benchmarks; a disk that mkfs formats as the kernel's
+// tools do is NewBlockDeviceSize.
+func NewGrowingBlockDevice() *BlockDevice {
 	d := &BlockDevice{verified: map[uint32]bool{}}
 	bs := [][]byte{nil}
 	d.blocks.Store(&bs)
@@ -262,19 +276,22 @@ func NewBlockDevice() *BlockDevice {
 func (d *BlockDevice) Alloc() (uint32, []byte) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	bs := *d.blocks.Load()
-	if d.alloc != nil || d.fixed {
+	if d.fixed {
 		if d.alloc == nil {
 			return 0, nil
 		}
 		a, ok := d.alloc.Alloc()
-		if !ok || a == 0 || int(a) >= len(bs) {
+		if !ok || a == 0 || a >= d.sp.n {
 			return 0, nil
 		}
-		clear(bs[a])
+		b := d.sp.page(a, true)
+		if b == nil {
+			return 0, nil
+		}
 		d.Unverify(a)
-		return a, bs[a]
+		return a, b
 	}
+	bs := *d.blocks.Load()
 	if n := len(d.free); n > 0 {
 		a := d.free[n-1]
 		d.free = d.free[:n-1]
@@ -292,8 +309,8 @@ func (d *BlockDevice) Alloc() (uint32, []byte) {
 func (d *BlockDevice) Free(addr uint32) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.alloc != nil {
-		if addr != 0 && int(addr) < len(*d.blocks.Load()) {
+	if d.fixed {
+		if d.alloc != nil && addr != 0 && addr < d.sp.n {
 			d.alloc.Free(addr)
 		}
 		return
@@ -303,11 +320,21 @@ func (d *BlockDevice) Free(addr uint32) {
 	}
 }
 
-// Block returns block addr, or nil if it was never allocated. On a
-// fixed-size device every block exists, block 0 included.
+// Block returns block addr, to read and write in place, or nil if it was
+// never allocated. On a fixed-size device every block exists, block 0
+// included: the block is materialised on first use (zeroes, or the
+// image's bytes) and marked dirty for write-back; nil past the end, or
+// when an image's bytes cannot be read. A reader that must not
+// materialise blocks uses ReadAt.
 func (d *BlockDevice) Block(addr uint32) []byte {
+	if d.fixed {
+		if addr >= d.sp.n {
+			return nil
+		}
+		return d.sp.page(addr, false)
+	}
 	bs := *d.blocks.Load()
-	if (addr == 0 && !d.fixed) || int(addr) >= len(bs) {
+	if addr == 0 || int(addr) >= len(bs) {
 		return nil
 	}
 	return bs[addr]
@@ -337,8 +364,12 @@ func (d *BlockDevice) Unverify(addr uint32) {
 	delete(d.verified, addr)
 }
 
-// InUse returns the number of allocated blocks.
+// InUse returns the number of allocated blocks of a growing device; on a
+// fixed-size device, the number of blocks held in memory (Resident).
 func (d *BlockDevice) InUse() int {
+	if d.fixed {
+		return int(d.sp.resident.Load())
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return len(*d.blocks.Load()) - 1 - len(d.free)

@@ -127,6 +127,7 @@ const (
 	FMODE_WRITER    = 1 << 16
 	FMODE_CAN_READ  = 1 << 17
 	FMODE_CAN_WRITE = 1 << 18
+	FMODE_STREAM    = 1 << 21
 )
 
 // Access modes for may_open (MAY_* of include/linux/fs.h).

@@ -120,13 +120,27 @@
 // handled (not above the process's root, across mounts), a trailing slash
 // demands a directory, and negative dentries answer ENOENT from the cache.
 //
+// # Extended attributes, special files, bind mounts
+//
+// The xattr syscalls (xattr.go) check what fs/xattr.c checks, in its
+// order, and hand a name to the superblock's handler of its namespace
+// (SetXattrHandlers, struct xattr_handler); the filesystems keep the
+// attributes in their own formats. A special file (special.go) opens
+// through the VFS's own file operations: a character device through the
+// machine's cdev map (char_dev.go; drivers/char/mem.c's devices are
+// registered at boot, mem.go), a block device through the disks the
+// machine added (block_dev.go), a FIFO through its pipe (pipe.go), whose
+// waits sleep through kernel.Task.Schedule. A bind mount
+// (namespace_bind.go) is a second mount of a superblock with its own
+// MNT_READONLY; a umount detaches one mount, and the superblock shuts
+// down with its last.
+//
 // # What is not modelled
 //
-// Permissions beyond the file type (processes may do what the file type
-// allows), d_alloc_parallel (lookups in one directory are serialised by
-// its i_rwsem taken exclusive, as before Linux 4.7), O_PATH and O_TMPFILE
-// (EOPNOTSUPP), umount, chroot, the page cache (the generic paths ask the
-// filesystem for a page each time one is read, and write it back as soon
-// as it changes), timestamps and ownership changes, and mount reference
-// counts.
+// d_alloc_parallel (lookups in one directory are serialised by its
+// i_rwsem taken exclusive, as before Linux 4.7), O_PATH and O_TMPFILE
+// (EOPNOTSUPP), chroot, POSIX ACLs (system.posix_acl_* is EOPNOTSUPP),
+// LSMs, signals (a FIFO's writer without readers gets EPIPE, no SIGPIPE),
+// recursive bind mounts and mount propagation, and mount reference counts
+// beyond the files open through a mount.
 package vfs

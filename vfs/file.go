@@ -98,6 +98,9 @@ func fput(t *kernel.Task, f *File) {
 	if f.mode&FMODE_OPENED != 0 && f.Op != nil {
 		f.Op.Release(t, f.inode, f)
 	}
+	if f.mode&FMODE_OPENED != 0 && f.path.Mnt != nil {
+		f.path.Mnt.files.Add(-1)
+	}
 	// put_file_access: the write access do_dentry_open took.
 	if f.mode&FMODE_WRITER != 0 {
 		f.path.Mnt.writers.Add(-1)
@@ -164,6 +167,29 @@ func (s *System) NewProc(t *kernel.Task, cred *kernel.Cred) *Proc {
 	return p
 }
 
+// stdio stands for the standard streams a process inherits from what
+// started it (a terminal, a pipe), which the model does not back with a
+// file: InheritStdio puts it at descriptors 0, 1 and 2, so that the files
+// the process opens get 3 and up, as a program started from a shell does
+// on Linux. A syscall on it is EBADF (the model has nothing to read or
+// write there); close frees the descriptor.
+var stdio = &File{}
+
+// InheritStdio gives the process descriptors 0, 1 and 2 (those not
+// already open) on the standard streams it inherits (stdio).
+func (p *Proc) InheritStdio() {
+	p.filesMu.Lock()
+	defer p.filesMu.Unlock()
+	for len(p.fds) < 3 {
+		p.fds = append(p.fds, nil)
+	}
+	for i := 0; i < 3; i++ {
+		if p.fds[i] == nil {
+			p.fds[i] = stdio
+		}
+	}
+}
+
 // Exit closes every file of the process and drops its root and working
 // directory (do_exit's exit_files and exit_fs).
 func (p *Proc) Exit(t *kernel.Task) {
@@ -172,7 +198,7 @@ func (p *Proc) Exit(t *kernel.Task) {
 	p.fds = nil
 	p.filesMu.Unlock()
 	for _, f := range fds {
-		if f != nil {
+		if f != nil && f != stdio {
 			f.fput(t)
 		}
 	}
@@ -203,17 +229,19 @@ func (p *Proc) installFd(f *File) (int, error) {
 	return len(p.fds) - 1, nil
 }
 
-// fdget returns the file of fd with a reference (fdget). Errors: EBADF.
+// fdget returns the file of fd with a reference (fdget). Errors: EBADF,
+// also for an inherited standard stream (stdio).
 func (p *Proc) fdget(fd int) (*File, error) {
 	p.filesMu.Lock()
 	defer p.filesMu.Unlock()
-	if fd < 0 || fd >= len(p.fds) || p.fds[fd] == nil {
+	if fd < 0 || fd >= len(p.fds) || p.fds[fd] == nil || p.fds[fd] == stdio {
 		return nil, errno.EBADF
 	}
 	return p.fds[fd].get(), nil
 }
 
-// closeFd removes fd from the table (file_close_fd). Errors: EBADF.
+// closeFd removes fd from the table (file_close_fd); the file is nil for
+// an inherited standard stream (stdio). Errors: EBADF.
 func (p *Proc) closeFd(fd int) (*File, error) {
 	p.filesMu.Lock()
 	defer p.filesMu.Unlock()
@@ -224,6 +252,9 @@ func (p *Proc) closeFd(fd int) (*File, error) {
 	p.fds[fd] = nil
 	for len(p.fds) > 0 && p.fds[len(p.fds)-1] == nil {
 		p.fds = p.fds[:len(p.fds)-1]
+	}
+	if f == stdio {
+		return nil, nil
 	}
 	return f, nil
 }

@@ -360,7 +360,13 @@ func GenericFileWriteIter(t *kernel.Task, f *File, m *AddressSpace, buf []byte, 
 	if len(buf) > 0 {
 		fileUpdateTime(t, f)
 	}
-	return GenericPerformWrite(t, m, buf, pos, f.Flags()&O_APPEND != 0)
+	n, err := GenericPerformWrite(t, m, buf, pos, f.Flags()&O_APPEND != 0)
+	if n > 0 {
+		// The written pages are dirty (__set_page_dirty ->
+		// __mark_inode_dirty(I_DIRTY_PAGES)) until writeback.
+		setDirtyBits(inode, I_DIRTY_PAGES)
+	}
+	return n, err
 }
 
 // GenericPerformWrite is generic_perform_write (mm/filemap.c): buf goes

@@ -176,7 +176,7 @@ func FormatNew(t *kernel.Task, fs *FileSystemType, args []string, data string) (
 	if fs.Mkfs == nil {
 		return opts, errno.ENODEV
 	}
-	opts.Device = NewBlockDevice()
+	opts.Device = NewGrowingBlockDevice()
 	if err := fs.Mkfs(t, opts.Device, args); err != nil {
 		return opts, err
 	}

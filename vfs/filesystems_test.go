@@ -67,7 +67,7 @@ func TestMountChecks(t *testing.T) {
 	if err := p.Mkdir(tk, "/mnt", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	blank := vfs.NewBlockDevice()
+	blank := vfs.NewGrowingBlockDevice()
 	if _, err := sys.Mount(tk, p, ext4.Type, "/mnt", vfs.MountOptions{Source: "vdb", Device: blank}); err != errno.EINVAL {
 		t.Errorf("ext4 on a blank device: %v, want EINVAL", err)
 	}
@@ -77,7 +77,7 @@ func TestMountChecks(t *testing.T) {
 	if _, err := sys.Mount(tk, p, ext4.Type, "/mnt", vfs.MountOptions{Source: "vdb"}); err != errno.ENOTBLK {
 		t.Errorf("ext4 without a device: %v, want ENOTBLK", err)
 	}
-	f2dev := vfs.NewBlockDevice()
+	f2dev := vfs.NewGrowingBlockDevice()
 	if err := f2fs.Type.Mkfs(tk, f2dev, []string{"-O", "encrypt,casefold"}); err != nil {
 		t.Fatal(err)
 	}

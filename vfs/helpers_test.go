@@ -28,49 +28,64 @@ func TestFsTypes(t *testing.T) {
 }
 
 // TestSimpleXattrs: ENODATA when absent, ERANGE for a short buffer,
-// EEXIST for XATTR_CREATE over an existing attribute, replacement and
-// removal otherwise; values are copied in.
+// EEXIST for XATTR_CREATE over an existing attribute and ENODATA for
+// XATTR_REPLACE of a missing one, replacement and removal otherwise;
+// values are copied in; the list is in name order and leaves trusted.
+// names out for a caller without CAP_SYS_ADMIN (simple_xattr_list).
 func TestSimpleXattrs(t *testing.T) {
 	var x SimpleXattrs
 	buf := make([]byte, 8)
-	if _, err := x.Get(9, "c", buf); err != errno.ENODATA {
+	if _, err := x.Get("user.c", buf); err != errno.ENODATA {
 		t.Fatalf("empty: %v", err)
 	}
 	v := []byte("abcd")
-	if err := x.Set(9, "c", v, true); err != nil {
+	if _, err := x.Set("user.c", v, XATTR_CREATE); err != nil {
 		t.Fatal(err)
 	}
 	v[0] = 'X'
-	if n, err := x.Get(9, "c", buf); err != nil || string(buf[:n]) != "abcd" {
+	if n, err := x.Get("user.c", buf); err != nil || string(buf[:n]) != "abcd" {
 		t.Fatalf("get: %q %v", buf[:n], err)
 	}
-	if _, err := x.Get(9, "d", buf); err != errno.ENODATA {
+	if n, err := x.Get("user.c", nil); err != nil || n != 4 {
+		t.Fatalf("size query: %d %v", n, err)
+	}
+	if _, err := x.Get("user.d", buf); err != errno.ENODATA {
 		t.Fatalf("other name: %v", err)
 	}
-	if _, err := x.Get(1, "c", buf); err != errno.ENODATA {
-		t.Fatalf("other index: %v", err)
-	}
-	if _, err := x.Get(9, "c", buf[:3]); err != errno.ERANGE {
+	if _, err := x.Get("user.c", buf[:3]); err != errno.ERANGE {
 		t.Fatalf("short buffer: %v", err)
 	}
-	if err := x.Set(9, "c", []byte("e"), true); err != errno.EEXIST {
+	if _, err := x.Set("user.c", []byte("e"), XATTR_CREATE); err != errno.EEXIST {
 		t.Fatalf("create over existing: %v", err)
 	}
-	if err := x.Set(9, "c", []byte("efgh1"), false); err != nil {
-		t.Fatal(err)
+	if _, err := x.Set("user.zz", []byte("e"), XATTR_REPLACE); err != errno.ENODATA {
+		t.Fatalf("replace missing: %v", err)
 	}
-	if n, err := x.Get(9, "c", buf); err != nil || string(buf[:n]) != "efgh1" {
+	if old, err := x.Set("user.c", []byte("efgh1"), 0); err != nil || old != 4 {
+		t.Fatalf("replace: %d %v", old, err)
+	}
+	if n, err := x.Get("user.c", buf); err != nil || string(buf[:n]) != "efgh1" {
 		t.Fatalf("replaced: %q %v", buf[:n], err)
 	}
-	if err := x.Set(9, "c", nil, false); err != nil {
+	for _, n := range []string{"user.b", "trusted.t", "security.s"} {
+		if _, err := x.Set(n, []byte{}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := make([]byte, 64)
+	if n, err := x.List(list, true); err != nil || string(list[:n]) != "security.s\x00trusted.t\x00user.b\x00user.c\x00" {
+		t.Fatalf("list: %q %v", list[:n], err)
+	}
+	if n, err := x.List(nil, false); err != nil || n != len("security.s\x00user.b\x00user.c\x00") {
+		t.Fatalf("list size without CAP_SYS_ADMIN: %d %v", n, err)
+	}
+	if _, err := x.List(list[:5], true); err != errno.ERANGE {
+		t.Fatalf("short list: %v", err)
+	}
+	if _, err := x.Set("user.c", nil, XATTR_REPLACE); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := x.Get(9, "c", buf); err != errno.ENODATA {
+	if _, err := x.Get("user.c", buf); err != errno.ENODATA {
 		t.Fatalf("removed: %v", err)
-	}
-	x.Set(9, "c", v, false)
-	x.Free()
-	if _, err := x.Get(9, "c", buf); err != errno.ENODATA {
-		t.Fatalf("freed: %v", err)
 	}
 }

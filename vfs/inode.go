@@ -40,20 +40,26 @@ type Inode struct {
 	uid     uint32
 	gid     uint32
 	blkbits uint8
+	// freeing is I_FREEING, under ilock.
+	freeing bool
 	// i_atime, i_mtime, i_ctime (nanoseconds since the Unix epoch) and
 	// i_state's dirty bits (atime.go).
 	atime, mtime, ctime atomic.Int64
 	dirty               atomic.Uint32
 	flags               atomic.Uint32 // i_flags: S_ENCRYPTED, S_CASEFOLD, S_DEAD, ...
 	nlink               atomic.Uint32
-	size                atomic.Int64
-	count               atomic.Int32 // i_count
-	link                atomic.Pointer[string]
+	// rdev is i_rdev, a device's number (dev_t, special.go).
+	rdev  uint32
+	size  atomic.Int64
+	count atomic.Int32 // i_count
+	link  atomic.Pointer[string]
 
 	// ilock orders the decision to evict against igrab (the inode_hash_lock
 	// and I_FREEING of the kernel).
-	ilock   sync.Mutex
-	freeing bool
+	ilock sync.Mutex
+	// pipe is i_pipe, a FIFO's pipe while it is open (pipe.go), under
+	// ilock (the kernel's i_lock).
+	pipe *pipeInodeInfo
 
 	sb *SuperBlock
 
@@ -151,6 +157,9 @@ func InodeInitOwner(t *kernel.Task, inode, dir *Inode, mode uint32) {
 		inode.gid = cred.GID
 	}
 	inode.mode.Store(mode)
+	// The filesystems' new-inode path (__ext4_new_inode, f2fs_new_inode)
+	// marks the new inode dirty: it waits for writeback (writeback.go).
+	setDirtyBits(inode, I_DIRTY_SYNC)
 }
 
 // OwnerGID is i_gid.
@@ -354,6 +363,8 @@ func (inode *Inode) dropInode(t *kernel.Task) bool {
 // key among it) always; without super operations only the key.
 func evict(t *kernel.Task, inode *Inode) {
 	defer t.Trace("evict")()
+	// inode_io_list_del: off the writeback lists.
+	inode.ClearDirty()
 	inode.Data.TruncateInodePagesFinal()
 	if op := inode.sb.op; op != nil {
 		op.EvictInode(t, inode)

@@ -87,6 +87,11 @@ func (p *Proc) Ioctl(t *kernel.Task, fd int, cmd uint32, arg any) (ret int, err 
 		return 0, err
 	}
 	defer f.fput(t)
+	// do_vfs_ioctl handles the generic commands before the filesystem's
+	// ->unlocked_ioctl.
+	if cmd == FS_IOC_FIEMAP {
+		return ioctlFiemap(t, f, arg)
+	}
 	return f.Op.UnlockedIoctl(t, f, cmd, arg)
 }
 

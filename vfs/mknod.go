@@ -6,9 +6,11 @@ import (
 )
 
 // Mknoder is implemented by the inode operations of a filesystem that
-// makes special files (->mknod: ext4_mknod, f2fs_mknod, ramfs_mknod):
-// a FIFO, socket or device node for the negative dentry, instantiated.
-// dev is the device number (new_encode_dev) for S_IFCHR and S_IFBLK.
+// makes special files (->mknod: ext4_mknod, f2fs_mknod, shmem_mknod):
+// a FIFO, socket or device node for the negative dentry, instantiated,
+// whose inode the filesystem sets up with InitSpecialInode. dev is the
+// device number (the kernel's dev_t, MKDEV) for S_IFCHR and S_IFBLK, 0
+// otherwise.
 type Mknoder interface {
 	Mknod(t *kernel.Task, dir *Inode, dentry *Dentry, mode uint32, dev uint32) error
 }
@@ -16,8 +18,8 @@ type Mknoder interface {
 // Mknod is mknod(2) (fs/namei.c do_mknodat): mode's type is a regular
 // file (0 or S_IFREG, made by ->create as vfs_create does), a FIFO, a
 // socket, or a character or block device (which need CAP_MKNOD, uid 0 in
-// the model); a directory is EPERM and anything else EINVAL
-// (may_mknod). vfs_mknod refuses with EPERM on a filesystem without
+// the model) numbered dev in userspace's encoding (new_decode_dev); a
+// directory is EPERM and anything else EINVAL (may_mknod). vfs_mknod refuses with EPERM on a filesystem without
 // ->mknod (Mknoder). Errors: EPERM, EINVAL, EEXIST, EACCES, EROFS, the
 // walk's, the filesystem's.
 func (p *Proc) Mknod(t *kernel.Task, path string, mode, dev uint32) (err error) {
@@ -51,10 +53,11 @@ func (p *Proc) Mknod(t *kernel.Task, path string, mode, dev uint32) (err error) 
 		inodeChanged(t, dir, true)
 		return nil
 	}
-	if mode&S_IFMT != S_IFCHR && mode&S_IFMT != S_IFBLK {
-		dev = 0
+	var rdev uint32
+	if mode&S_IFMT == S_IFCHR || mode&S_IFMT == S_IFBLK {
+		rdev = NewDecodeDev(dev)
 	}
-	return vfsMknod(t, dir, c.dentry, mode, dev)
+	return vfsMknod(t, dir, c.dentry, mode, rdev)
 }
 
 // vfsMknod is vfs_mknod.

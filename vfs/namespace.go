@@ -23,8 +23,9 @@ import (
 // The model's disk filesystems keep their inodes in memory rather than on
 // the device, so the detached superblock is returned: it stands for what the
 // device holds, and MountSuper attaches it again (as a later mount of the
-// device finds its contents). Errors: the walk's, EINVAL (not a mount
-// root), EBUSY.
+// device finds its contents). A superblock that has other mounts (bind
+// mounts) stays: only this mount goes, and the superblock returned is nil.
+// Errors: the walk's, EINVAL (not a mount root), EBUSY.
 func (s *System) Umount(t *kernel.Task, proc *Proc, target string) (sb *SuperBlock, err error) {
 	defer t.Recover(&err)
 	defer t.Trace("path_umount")()
@@ -51,14 +52,37 @@ func (s *System) Umount(t *kernel.Task, proc *Proc, target string) (sb *SuperBlo
 		pa.put(t)
 		return nil, errno.EBUSY
 	}
+	// A superblock with other mounts (a bind mount, or the mount a bind
+	// was made from) only loses this one (namespace_bind.go).
+	s.mu.Lock()
+	if len(s.othersOf(m)) > 0 {
+		err := s.detachMnt(t, m)
+		s.mu.Unlock()
+		pa.put(t)
+		return nil, err
+	}
+	s.mu.Unlock()
 	sb = m.SB
 	inodes := collectInodes(t, sb.Root)
-	dcache.ShrinkDcacheParent(t, sb.Root)
-	busy := false
-	dcache.ForEachChild(t, sb.Root, func(*Dentry) bool { busy = true; return false })
-	pa.put(t)
-	if busy {
-		return nil, errno.EBUSY
+	if m.source != nil {
+		// The last mount is a bind mount: busy are the files open
+		// through it; its root's references (the walk's, the mount's)
+		// go before the superblock shuts down.
+		if m.files.Load() > 0 {
+			pa.put(t)
+			return nil, errno.EBUSY
+		}
+		pa.put(t)
+		dcache.Dput(t, m.Root)
+		dcache.ShrinkDcacheParent(t, sb.Root)
+	} else {
+		dcache.ShrinkDcacheParent(t, sb.Root)
+		busy := false
+		dcache.ForEachChild(t, sb.Root, func(*Dentry) bool { busy = true; return false })
+		pa.put(t)
+		if busy {
+			return nil, errno.EBUSY
+		}
 	}
 	s.mu.Lock()
 	old := *s.mounts.Load()
@@ -79,6 +103,9 @@ func (s *System) Umount(t *kernel.Task, proc *Proc, target string) (sb *SuperBlo
 	}
 	for _, inode := range inodes {
 		evictUnused(t, inode)
+	}
+	if ps, ok := sb.op.(SuperPutter); ok {
+		ps.PutSuper(t)
 	}
 	fscrypt.DestroyKeyring(t, sb)
 	sb.keyring = fscrypt.NewKeyring()
@@ -116,7 +143,24 @@ func (s *System) MountSuper(t *kernel.Task, proc *Proc, sb *SuperBlock, target s
 		}
 		return nil, err
 	}
+	if ml, ok := sb.op.(MountLogger); ok {
+		ml.Mounted(t)
+	}
 	return m, nil
+}
+
+// SuperPutter is a superblock's ->put_super, which generic_shutdown_super
+// calls at umount once the inodes are gone (ext4_put_super logs
+// "unmounting filesystem UUID.").
+type SuperPutter interface {
+	PutSuper(t *kernel.Task)
+}
+
+// MountLogger is a superblock whose fill_super logs a line at its end
+// (ext4's "mounted filesystem UUID r/w ..."): MountSuper, which stands
+// for a new fill_super of what the device holds, logs it again.
+type MountLogger interface {
+	Mounted(t *kernel.Task)
 }
 
 // MountPoint returns the path at which m is mounted ("/" for the root

@@ -22,7 +22,7 @@ func umountMachine(t *testing.T) (*kernel.Task, *vfs.System, *vfs.Proc, *vfs.Blo
 	if err := p.Mkdir(tk, "/mnt", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dev := vfs.NewBlockDevice()
+	dev := vfs.NewGrowingBlockDevice()
 	if err := ext4.Type.Mkfs(tk, dev, []string{"-O", "encrypt"}); err != nil {
 		t.Fatal(err)
 	}

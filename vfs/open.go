@@ -301,6 +301,11 @@ func mayOpen(t *kernel.Task, d *Dentry, accMode int) error {
 		if accMode&MAY_EXEC != 0 {
 			return errno.EACCES
 		}
+	case S_IFBLK, S_IFCHR, S_IFIFO, S_IFSOCK:
+		// MNT_NODEV is not modelled (nodev is recorded only).
+		if accMode&MAY_EXEC != 0 {
+			return errno.EACCES
+		}
 	}
 	return inodePermission(t, inode, MAY_OPEN|accMode)
 }
@@ -325,6 +330,9 @@ func vfsOpen(t *kernel.Task, path Path, f *File) error {
 	}
 	t.Inc(EvFileOpen)
 	f.mode |= FMODE_OPENED
+	if path.Mnt != nil {
+		path.Mnt.files.Add(1)
+	}
 	// do_dentry_open's file_get_write_access: a file open for writing
 	// that is not a device, FIFO or socket counts in mnt_writers.
 	if f.mode&FMODE_WRITE != 0 && (inode.IsReg() || inode.IsDir() || inode.IsLnk()) && path.Mnt != nil {
@@ -372,6 +380,8 @@ func (p *Proc) Close(t *kernel.Task, fd int) (err error) {
 	if err != nil {
 		return err
 	}
-	f.fput(t)
+	if f != nil {
+		f.fput(t)
+	}
 	return nil
 }

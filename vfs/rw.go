@@ -71,6 +71,11 @@ func (p *Proc) Read(t *kernel.Task, fd int, buf []byte) (n int, err error) {
 		return 0, err
 	}
 	defer f.fput(t)
+	if f.mode&FMODE_STREAM != 0 {
+		// file_ppos of a stream: no position and no f_pos_lock.
+		var pos int64
+		return vfsRead(t, f, buf, &pos)
+	}
 	f.posMu.Lock()
 	defer f.posMu.Unlock()
 	pos := f.pos
@@ -92,6 +97,10 @@ func (p *Proc) Write(t *kernel.Task, fd int, buf []byte) (n int, err error) {
 		return 0, err
 	}
 	defer f.fput(t)
+	if f.mode&FMODE_STREAM != 0 {
+		var pos int64
+		return vfsWrite(t, f, buf, &pos)
+	}
 	f.posMu.Lock()
 	defer f.posMu.Unlock()
 	pos := f.pos

@@ -17,6 +17,9 @@ type Stat struct {
 	Size    int64
 	Blksize int64
 	Blocks  int64
+	// Rdev is st_rdev, the device of a device file (the kernel's dev_t:
+	// MAJOR and MINOR decode it).
+	Rdev uint32
 	// Atime, Mtime and Ctime are in nanoseconds since the Unix epoch.
 	Atime, Mtime, Ctime int64
 }
@@ -35,6 +38,7 @@ func GenericFillattr(inode *Inode, st *Stat) {
 	st.GID = inode.gid
 	st.Atime, st.Mtime, st.Ctime = inode.Atime(), inode.Mtime(), inode.Ctime()
 	st.Size = inode.Size()
+	st.Rdev = inode.rdev
 	st.Blksize = 1 << inode.blkbits
 	st.Blocks = (st.Size + 511) / 512
 }

@@ -38,6 +38,15 @@ type FileSystemType struct {
 	// only by name (Features) as the arguments of the type's Mkfs. nil for
 	// a type without a device.
 	FeatureArgs func(f Features) []string
+	// SysfsFeatures are the files of /sys/fs/NAME/features
+	// (ext4_feat_attrs, f2fs_feat_attrs): the optional features the
+	// kernel's build of the filesystem has, which userspace (xfstests'
+	// _require_* checks among it) reads to learn what it may use. A
+	// model lists only the features it implements.
+	SysfsFeatures []string
+	// Magic is the superblock's magic number, statfs(2)'s f_type
+	// (EXT4_SUPER_MAGIC, F2FS_SUPER_MAGIC, RAMFS_MAGIC).
+	Magic uint32
 }
 
 // MountOptions are what a mount is given besides the filesystem type.
@@ -99,6 +108,14 @@ type SuperBlock struct {
 	// cached is the set of the superblock's mappings that hold page-cache
 	// folios (the s_inodes that drop_pagecache_sb finds with pages).
 	cached pageCacheSet
+	// xattr is s_xattr, the extended attribute handlers (xattr.go).
+	xattr []*XattrHandler
+	// dirtyInodes is the bdi's b_dirty (and b_dirty_time) list of the
+	// superblock's inodes, those writeback has yet to write, each with its
+	// dirtied_when: the machine clock when it went from clean to dirty
+	// (writeback.go).
+	dirtyMu     sync.Mutex
+	dirtyInodes map[*Inode]int64
 }
 
 // ReadOnly is sb_rdonly: the superblock was mounted or remounted
@@ -132,6 +149,15 @@ func (sb *SuperBlock) Crypto() fscrypt.CryptoAPI { return sb.sys.Crypto }
 
 // System returns the machine the superblock is mounted on.
 func (sb *SuperBlock) System() *System { return sb.sys }
+
+// EncodingMsg is the line ext4 and f2fs log when a casefolding
+// superblock's encoding loads: "Using encoding defined by superblock:
+// utf8-12.1.0 with flags 0x0" (ext4_encoding_init, f2fs_setup_casefold),
+// flags being the superblock's s_encoding_flags.
+func (sb *SuperBlock) EncodingMsg(flags uint16) string {
+	v := sb.Encoding.Version()
+	return fmt.Sprintf("Using encoding defined by superblock: utf8-%d.%d.%d with flags 0x%x", v>>16, (v>>8)&0xff, v&0xff, flags)
+}
 
 // SetCop sets s_cop: the filesystem supports encryption.
 func (sb *SuperBlock) SetCop(cop fscrypt.Operations) { sb.cop = cop }
@@ -190,6 +216,12 @@ type Mount struct {
 	// atimeFlags are MNT_NOATIME, MNT_NODIRATIME and MNT_RELATIME
 	// (atime.go).
 	atimeFlags atomic.Uint32
+	// files counts the files open through the mount (its share of
+	// mnt_count that a umount finds busy); source is the mount a bind
+	// mount was cloned from (nil for a new mount), whose root reference
+	// the bind mount holds (namespace_bind.go).
+	files  atomic.Int64
+	source *Mount
 }
 
 // SetReadonly sets or clears MNT_READONLY unconditionally; a remount goes
@@ -244,6 +276,9 @@ type System struct {
 	K      *kernel.Kernel
 	Crypto *crypto.API
 	Dcache *dcache.Cache[Inode]
+	// dropCachesQuiet is drop_caches_sysctl_handler's static stfu: set
+	// once 4 is written, it silences the handler's log line.
+	dropCachesQuiet atomic.Bool
 
 	mu      sync.Mutex
 	mounts  atomic.Pointer[map[mountKey]*Mount]
@@ -252,6 +287,10 @@ type System struct {
 	nextDev atomic.Uint64
 	// clock is the machine's clock (atime.go).
 	clock atomic.Int64
+	// chrdevs is the cdev_map (char_dev.go), disks the block devices
+	// block special files open (block_dev.go).
+	chrdevs chrdevs
+	disks   disks
 }
 
 // NewSystem returns a machine on k with the Crypto API api (a new one when
@@ -264,6 +303,7 @@ func NewSystem(k *kernel.Kernel, api *crypto.API, cfg Config) *System {
 	dc.Inodes = inodeOps
 	s := &System{K: k, Crypto: api, Dcache: dcache.NewCache(dc)}
 	s.clock.Store(ClockEpoch)
+	s.chrDevInit()
 	m := map[mountKey]*Mount{}
 	s.mounts.Store(&m)
 	return s

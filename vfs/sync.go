@@ -19,6 +19,8 @@ func SyncFilesystem(t *kernel.Task, sb *SuperBlock) error {
 		return nil
 	}
 	defer t.Trace("sync_filesystem")()
+	// writeback_inodes_sb, sync_inodes_sb: every dirty inode written.
+	sb.writebackInodes(0, true)
 	if s, ok := sb.op.(SyncFser); ok {
 		if err := s.SyncFs(t); err != nil {
 			return err

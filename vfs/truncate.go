@@ -5,6 +5,20 @@ import (
 	"github.com/vfslab/vfslab/kernel"
 )
 
+// InodeNewsizeOk is inode_newsize_ok (fs/attr.c), setattr_prepare's check
+// of an ATTR_SIZE change: a negative size is EINVAL, and growing the file
+// past s_maxbytes is EFBIG (RLIMIT_FSIZE is not modelled: unlimited). A
+// swap file is not modelled either, so shrinking is always allowed.
+func InodeNewsizeOk(inode *Inode, offset int64) error {
+	if offset < 0 {
+		return errno.EINVAL
+	}
+	if inode.Size() < offset && offset > inode.sb.maxBytes {
+		return errno.EFBIG
+	}
+	return nil
+}
+
 // doTruncate is do_truncate: ATTR_SIZE through notify_change under the
 // inode's i_rwsem.
 func doTruncate(t *kernel.Task, d *Dentry, length int64) error {
