@@ -311,15 +311,7 @@ func decryptName(t *kernel.Task, dir *Inode, disk []byte) ([]byte, bool) {
 	if !dir.IsEncrypted() {
 		return disk, true
 	}
-	if t == nil || !dir.hasKey() {
-		return nil, false
-	}
-	out := make([]byte, len(disk))
-	n, err := fscrypt.FnameDiskToUsr(t, &dir.Inode, 0, 0, disk, out)
-	if err != nil {
-		return nil, false
-	}
-	return out[:n], true
+	return libfs.DecryptNameForCheck(t, &dir.Inode, disk)
 }
 
 // nameKey is a name's identity for duplicate detection.

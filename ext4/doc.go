@@ -42,8 +42,9 @@
 // (ext4_file_operations), ioctl.go, symlink.go, crypto.go (ext4_cryptops,
 // ext4_fname_setup_filename and its kin), hash.go (ext4fs_dirhash) and
 // name.go (struct ext4_filename, ext4_match). On a growing device
-// (vfs.NewBlockDevice) every mount formats a new filesystem with mke2fs's
-// defaults (Options changes them): metadata_csum, dir_index, signed
+// (vfs.NewGrowingBlockDevice: unit tests and benchmarks) every mount
+// formats a new filesystem with mke2fs's defaults (Options changes
+// them): metadata_csum, dir_index, signed
 // half_md4 directory hashes, the root directory (inode 2); inodes live in
 // memory (a table from inode number to inode), directory blocks and the 4
 // KiB blocks of file contents on the device.
@@ -68,8 +69,10 @@
 // device). Blocks of 1, 2 and 4 KiB mount (image_subpage.go reads and
 // writes file pages block by block when a block is smaller than a page);
 // block-mapped (ext2/ext3) files are read; the journal is replayed at
-// mount when the superblock says needs_recovery (journal.go) and otherwise
-// left as it is, the model's own writes not being journalled. The inode and file operations call
+// mount when the superblock says needs_recovery (journal.go), and a
+// read-write mount journals its metadata as jbd2 does, in data=ordered
+// mode, with needs_recovery set until umount (jbd2.go; LogWrites records
+// the writes for crash tests). The inode and file operations call
 // the fscrypt hooks where ext4 does (fscrypt_prepare_lookup,
 // fscrypt_prepare_new_inode and fscrypt_set_context, fscrypt_prepare_link,
 // fscrypt_prepare_rename, fscrypt_prepare_symlink and

@@ -21,10 +21,11 @@ import (
 // from the bitmaps. The directory code above is the same as on the growing
 // device; only where blocks and inodes come from changes.
 //
-// What the model leaves out: the journal is never written (a clean one is
-// left as it is: the model's metadata writes are not journalled, which a
-// clean unmount makes invisible; one that needs recovery is replayed,
-// journal.go), meta_bg, inline_data, bigalloc, mmp and
+// A read-write mount with a journal journals its metadata writes as jbd2
+// does (jbd2.go) and sets needs_recovery while mounted; a journal that
+// needs recovery is replayed at mount (journal.go).
+//
+// What the model leaves out: meta_bg, inline_data, bigalloc, mmp and
 // ea_inode images are refused, block-mapped (non-extent) files are read
 // but only written as extents, so an image without the extent feature
 // (ext2, ext3) mounts read-only. 4 KiB blocks are the device's pages (the page cache maps them one
@@ -49,11 +50,25 @@ type diskFS struct {
 	gdtBlock  uint64
 	readOnly  bool
 	now       uint32
+	// bitmapMaxBytes is s_bitmap_maxbytes (ext4MaxBitmapSize): the
+	// largest block-mapped file.
+	bitmapMaxBytes int64
 
 	// mu protects the bitmaps, the descriptors, the superblock's counters
 	// and rover.
 	mu    sync.Mutex
 	rover uint64
+
+	// jw is the journal's writer on a read-write mount with a journal
+	// (jbd2.go), nil otherwise; meta marks the metadata blocks whose
+	// changes it journals; logw receives every write submitted
+	// (LogWrites).
+	jw   *jwriter
+	meta bitset
+	logw func(BlockWrite)
+	// mountState is s_mount_state: s_state when mounted read-write,
+	// written back at umount.
+	mountState uint16
 }
 
 // bread is sb_bread of filesystem block blk as a slice of the device's
@@ -170,13 +185,24 @@ func (d *diskFS) initBlockBitmap(g uint32, bm []byte) {
 // ext4_mb_new_blocks reduced to a next-fit search of the block bitmaps
 // from the last block handed out, so that blocks allocated in a row are
 // contiguous (one extent). It updates the group's free count, the bitmap
-// checksum, the descriptor checksum and s_free_blocks_count.
+// checksum, the descriptor checksum and s_free_blocks_count. A block
+// freed in the running transaction is taken only when no other is left
+// (the kernel commits and retries: ext4_should_retry_alloc).
 func (d *diskFS) Alloc() (uint32, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.readOnly || d.es.FreeBlocksCount() == 0 {
 		return 0, false
 	}
+	if a, ok := d.allocLocked(true); ok || d.jw == nil || len(d.jw.pending) == 0 {
+		return a, ok
+	}
+	return d.allocLocked(false)
+}
+
+// allocLocked is Alloc's search (d.mu held); avoidBusy skips the blocks
+// freed in the running transaction.
+func (d *diskFS) allocLocked(avoidBusy bool) (uint32, bool) {
 	start := d.rover
 	if start < uint64(d.firstData) || start >= d.nblocks {
 		start = uint64(d.firstData)
@@ -208,6 +234,9 @@ func (d *diskFS) Alloc() (uint32, bool) {
 					continue
 				}
 				blk := first + uint64(i)
+				if avoidBusy && d.busy(blk) {
+					continue
+				}
 				if blk > 0xFFFFFFFF {
 					return 0, false
 				}
@@ -243,6 +272,7 @@ func (d *diskFS) Free(addr uint32) {
 		return
 	}
 	clearBit(bm, i)
+	d.forget(blk)
 	gd.SetFreeBlocks(gd.FreeBlocks() + 1)
 	d.blockBitmapCsumSet(g, bm)
 	d.gdCsumSet(g)
@@ -603,6 +633,13 @@ func fillSuperImage(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	if err != nil {
 		return err
 	}
+	d.logw = writeLogOf(dev)
+	if !d.readOnly && !noload && d.es.Compat()&CompatHasJournal != 0 {
+		if err := d.loadWriter(t, id); err != nil {
+			imageMsg(t, id, "error loading journal")
+			return errno.EINVAL
+		}
+	}
 	es := &d.es
 	sb := &SuperBlock{Dev: dev, vsb: vsb, inodes: map[uint32]*Inode{}, nextIno: es.FirstIno(), disk: d}
 	sb.Name = id
@@ -631,6 +668,7 @@ func fillSuperImage(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	o.HashSeed = seed
 	o.InodesCount = sb.InodesCount
 	o.NoEncrypt = es.Incompat()&IncompatEncrypt == 0
+	o.StableInodes = es.Compat()&CompatStableInodes != 0
 	if es.Incompat()&IncompatCasefold != 0 {
 		if es.Encoding() != EncUTF8_12_1 {
 			imageMsg(t, id, "Encoding requested by superblock is unknown")
@@ -655,7 +693,9 @@ func fillSuperImage(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	if d.readOnly {
 		sb.fileOps, sb.fileFileOps = roInodeOps{sb.fileOps}, roFileOps{sb.fileFileOps}
 	}
-	vsb.SetBlockBits(d.blockBits(), maxFileSize)
+	huge := es.RoCompat()&RoCompatHugeFile != 0
+	d.bitmapMaxBytes = ext4MaxBitmapSize(uint(d.blockBits()), huge)
+	vsb.SetBlockBits(d.blockBits(), ext4MaxSize(uint(d.blockBits()), huge))
 	// s_cop is ext4_cryptops whatever the features (an inode flagged
 	// encrypted on a filesystem without the feature still goes through
 	// fscrypt); the fscrypt ioctls check the feature (ioctl.go).
@@ -688,6 +728,15 @@ func fillSuperImage(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	if err := vsb.MakeRoot(t, &root.Inode); err != nil {
 		return fail(err)
 	}
+	if !d.readOnly {
+		d.mu.Lock()
+		err := d.setupSuper()
+		d.mu.Unlock()
+		if err != nil {
+			return fail(err)
+		}
+	}
+	sb.mountedMsg(t)
 	return nil
 }
 
@@ -712,6 +761,15 @@ func (o roFileOps) Open(t *kernel.Task, inode *vfs.Inode, f *vfs.File) error {
 }
 
 type roInodeOps struct{ vfs.InodeOperations }
+
+// Fiemap passes FS_IOC_FIEMAP to the regular file's ->fiemap: a
+// read-only image reports its extents too.
+func (o roInodeOps) Fiemap(t *kernel.Task, inode *vfs.Inode, fm *vfs.Fiemap, start, length uint64) error {
+	if f, ok := o.InodeOperations.(vfs.Fiemapper); ok {
+		return f.Fiemap(t, inode, fm, start, length)
+	}
+	return errno.EOPNOTSUPP
+}
 
 // Setattr implements vfs.InodeOperations.
 func (o roInodeOps) Setattr(t *kernel.Task, d *vfs.Dentry, attr *vfs.Iattr) error {

@@ -1,6 +1,7 @@
 package ext4
 
 import (
+	"encoding/binary"
 	"errors"
 	"slices"
 
@@ -13,8 +14,7 @@ import (
 // the bytes last read or written (so that an unchanged inode is not
 // written again, and the fields the model does not keep, such as the
 // timestamps and i_gid, survive), the extent tree's node blocks, a slow
-// symlink's block, and the in-inode xattrs other than the encryption
-// context.
+// symlink's block.
 type inodeDisk struct {
 	raw RawInode
 	buf RawInode // writeInode's scratch, swapped with raw on a write
@@ -24,8 +24,6 @@ type inodeDisk struct {
 	exts      []Extent
 	nodes     []uint64
 	symBlock  uint64
-	otherX    []Xattr
-	bodyX     []Xattr
 	fresh     bool // never written yet (a new inode)
 }
 
@@ -74,7 +72,7 @@ func (sb *SuperBlock) igetDisk(t *kernel.Task, ino uint32) (*Inode, error) {
 		return fail(errno.EFSCORRUPTED, "iget: inline data the model does not read")
 	}
 	size := raw.Size()
-	if size < 0 || (mode&vfs.S_IFMT == vfs.S_IFREG && size > maxFileSize) {
+	if size < 0 || size > sb.getMaxbytes(flags) {
 		return fail(errno.EFSCORRUPTED, "iget: bad i_size value: %d", size)
 	}
 	isLnk := mode&vfs.S_IFMT == vfs.S_IFLNK
@@ -115,20 +113,19 @@ func (sb *SuperBlock) igetDisk(t *kernel.Task, ino uint32) (*Inode, error) {
 			nodes = r.nodes
 		}
 	}
-	var xs []Xattr
-	body, err := ibodyXattrs(raw)
-	if err != nil {
+	// The xattrs are checked as ext4_xattr_ibody_get and
+	// ext4_xattr_block_get check them (check_xattrs) and kept as bytes.
+	if _, err := ibodyXattrs(raw); err != nil {
 		return fail(errno.EFSCORRUPTED, "%s", err)
 	}
-	xs = append(xs, body...)
+	var xblock []byte
 	if acl != 0 {
 		b := d.bread(acl)
-		bx, err := blockXattrs(b, acl, d.csum, d.seed)
-		if err != nil {
+		if _, err := blockXattrs(b, acl, d.csum, d.seed); err != nil {
 			t.Printk("EXT4-fs error (device %s): ext4_xattr_block_get: inode #%d: comm %s: %s", sb.Name, ino, t.Comm, err)
 			return nil, errno.EFSCORRUPTED
 		}
-		xs = append(xs, bx...)
+		xblock = append([]byte(nil), b...)
 	}
 	ei, err := sb.allocInode(t, ino, mode)
 	if err != nil {
@@ -140,6 +137,25 @@ func (sb *SuperBlock) igetDisk(t *kernel.Task, ino uint32) (*Inode, error) {
 	ei.SetNlink(uint32(raw.LinksCount()))
 	ei.SetOwner(raw.UID())
 	dk := &inodeDisk{raw: raw, exts: exts, nodes: nodes}
+	if d.meta != nil {
+		// The tree's nodes, the xattr block, a directory's or slow
+		// symlink's blocks are metadata: their changes are journalled.
+		d.mu.Lock()
+		for _, n := range nodes {
+			d.setMeta(n)
+		}
+		if acl != 0 {
+			d.setMeta(acl)
+		}
+		if m := mode & vfs.S_IFMT; m == vfs.S_IFDIR || m == vfs.S_IFLNK {
+			for _, e := range exts {
+				for k := uint64(0); k < uint64(e.Len); k++ {
+					d.setMeta(e.Pblk + k)
+				}
+			}
+		}
+		d.mu.Unlock()
+	}
 	if mode&vfs.S_IFMT == vfs.S_IFREG {
 		for _, e := range exts {
 			if e.Unwritten {
@@ -147,15 +163,15 @@ func (sb *SuperBlock) igetDisk(t *kernel.Task, ino uint32) (*Inode, error) {
 			}
 		}
 	}
-	for _, x := range body {
-		if !(x.Index == XattrIndexEncryption && x.Name == XattrNameEncryption) {
-			dk.otherX = append(dk.otherX, x)
+	ei.disk = dk
+	if n := ei.ibodySize(); n > 0 {
+		if r := raw[len(raw)-n:]; binary.LittleEndian.Uint32(r) == XattrMagic {
+			ei.xattr.ibody = append([]byte(nil), r...)
 		}
 	}
-	dk.bodyX = body
-	ei.disk = dk
-	for _, x := range xs {
-		_ = ei.xattrs.Set(x.Index, x.Name, x.Value, false)
+	if xblock != nil {
+		ei.xattr.block, ei.xattr.blockNr = xblock, acl
+		ei.xattr.shared = binary.LittleEndian.Uint32(xblock[xhRefcount:]) > 1
 	}
 	bs := uint64(d.bs)
 	switch mode & vfs.S_IFMT {
@@ -218,6 +234,9 @@ func (sb *SuperBlock) igetDisk(t *kernel.Task, ino uint32) (*Inode, error) {
 			ei.target = append(append([]byte(nil), src...), 0)
 			ei.SetLink(string(src))
 		}
+		ei.SetSize(size)
+	case vfs.S_IFCHR, vfs.S_IFBLK, vfs.S_IFIFO, vfs.S_IFSOCK:
+		vfs.InitSpecialInode(t, &ei.Inode, mode, deviceNumber(raw.IBlock()))
 		ei.SetSize(size)
 	default:
 		ei.SetSize(size)
@@ -299,12 +318,6 @@ func (ei *Inode) mergeUnwritten(written []Extent, mapped func(uint32) bool) []Ex
 
 func extentsEqual(a, b []Extent) bool { return slices.Equal(a, b) }
 
-func xattrsEqual(a, b []Xattr) bool {
-	return slices.EqualFunc(a, b, func(x, y Xattr) bool {
-		return x.Index == y.Index && x.Name == y.Name && string(x.Value) == string(y.Value)
-	})
-}
-
 // writeInode is ext4_mark_inode_dirty -> ext4_do_update_inode for an
 // inode of an image: the in-core state copied into the on-disk inode
 // (i_mode, i_uid, i_size, i_links_count, i_flags, i_generation, the extent
@@ -344,10 +357,16 @@ func (sb *SuperBlock) writeInode(t *kernel.Task, ei *Inode) error {
 	raw.put32(iGeneration, ei.Generation)
 	flags := ei.Flags
 	seed := inodeCsumSeed(d.seed, ino, ei.Generation)
+	// i_file_acl is the xattr block's number (xattr_set.go); i_blocks
+	// counts it.
+	oldACL, newACL := raw.FileACL(), ei.xattr.blockNr
+	raw.put32(iFileACLLo, uint32(newACL))
+	raw.put16(iFileACLHigh, uint16(newACL>>32))
 	aclBlocks := uint64(0)
-	if raw.FileACL() != 0 {
+	if newACL != 0 {
 		aclBlocks = 1
 	}
+	blocksSet := false
 	switch mode & vfs.S_IFMT {
 	case vfs.S_IFREG, vfs.S_IFDIR:
 		exts := ei.currentExtents()
@@ -360,6 +379,7 @@ func (sb *SuperBlock) writeInode(t *kernel.Task, ei *Inode) error {
 				data += uint64(e.Len)
 			}
 			raw.SetBlocks(d.sectors(data + uint64(len(dk.nodes)) + aclBlocks))
+			blocksSet = true
 			flags |= ExtentsFL
 			flags &^= HugeFileFL
 		}
@@ -376,12 +396,13 @@ func (sb *SuperBlock) writeInode(t *kernel.Task, ei *Inode) error {
 				clear(raw.IBlock())
 				copy(raw.IBlock(), target[:n])
 				raw.SetBlocks(d.sectors(aclBlocks))
+				blocksSet = true
 				flags &^= ExtentsFL
 			}
 			break
 		}
 		if dk.symBlock == 0 {
-			a, ok := d.Alloc()
+			a, ok := d.AllocMeta()
 			if !ok {
 				return errno.ENOSPC
 			}
@@ -394,36 +415,30 @@ func (sb *SuperBlock) writeInode(t *kernel.Task, ei *Inode) error {
 				return err
 			}
 			raw.SetBlocks(d.sectors(1 + aclBlocks))
+			blocksSet = true
 			flags |= ExtentsFL
 		}
 	default:
 		if dk.fresh {
 			clear(raw.IBlock())
 		}
+		if m := mode & vfs.S_IFMT; m == vfs.S_IFCHR || m == vfs.S_IFBLK {
+			putDeviceNumber(raw.IBlock(), ei.Rdev())
+		}
 	}
 	raw.put32(iFlags, flags)
 	ei.Flags = flags
-	// The in-inode xattrs: the encryption context and whatever the image
-	// had there.
-	var ctxBuf [64]byte
-	n, err := ei.xattrs.Get(XattrIndexEncryption, XattrNameEncryption, ctxBuf[:])
-	var ctx []byte
-	switch err {
-	case nil:
-		ctx = ctxBuf[:n]
-	case errno.ERANGE:
-		ctx = sb.Context(&ei.Inode)
+	if !blocksSet && (oldACL != 0) != (newACL != 0) {
+		if newACL != 0 {
+			raw.SetBlocks(raw.Blocks() + d.sectors(1))
+		} else {
+			raw.SetBlocks(raw.Blocks() - d.sectors(1))
+		}
 	}
-	if !sameBodyXattrs(dk, ctx) {
-		cur := append([]Xattr(nil), dk.otherX...)
-		if ctx != nil {
-			cur = append(cur, Xattr{Index: XattrIndexEncryption, Name: XattrNameEncryption, Value: append([]byte(nil), ctx...)})
-		}
-		if !putIbodyXattrs(raw, cur) {
-			t.Printk("EXT4-fs warning (device %s): ext4_xattr_ibody_set: inode #%d: comm %s: xattrs do not fit in the inode", sb.Name, ino, t.Comm)
-			return errno.ENOSPC
-		}
-		dk.bodyX = cur
+	// The in-inode xattrs: the space after i_extra_isize as the xattr
+	// code left it (the encryption context among the entries).
+	if x := ei.xattr.ibody; x != nil && len(x) <= len(raw) {
+		copy(raw[len(raw)-len(x):], x)
 	}
 	if d.csum {
 		raw.CsumSet(seed)
@@ -441,23 +456,6 @@ func (sb *SuperBlock) writeInode(t *kernel.Task, ei *Inode) error {
 	return nil
 }
 
-// sameBodyXattrs reports whether the in-inode xattrs written last are the
-// image's others followed by the encryption context ctx (none when nil).
-func sameBodyXattrs(dk *inodeDisk, ctx []byte) bool {
-	n := len(dk.otherX)
-	if ctx != nil {
-		n++
-	}
-	if len(dk.bodyX) != n || !xattrsEqual(dk.bodyX[:len(dk.otherX)], dk.otherX) {
-		return false
-	}
-	if ctx == nil {
-		return true
-	}
-	x := dk.bodyX[n-1]
-	return x.Index == XattrIndexEncryption && x.Name == XattrNameEncryption && string(x.Value) == string(ctx)
-}
-
 // layoutExtents writes exts as the inode's tree, reusing its node blocks
 // and allocating or freeing the difference.
 func (sb *SuperBlock) layoutExtents(raw RawInode, dk *inodeDisk, exts []Extent, seed uint32) error {
@@ -468,7 +466,7 @@ func (sb *SuperBlock) layoutExtents(raw RawInode, dk *inodeDisk, exts []Extent, 
 		dk.nodes = dk.nodes[:len(dk.nodes)-1]
 	}
 	for len(dk.nodes) < need {
-		a, ok := d.Alloc()
+		a, ok := d.AllocMeta()
 		if !ok {
 			return errno.ENOSPC
 		}
@@ -534,8 +532,9 @@ func (sb *SuperBlock) evictDisk(t *kernel.Task, ei *Inode, linked bool) {
 		d.Free(uint32(dk.symBlock))
 		dk.symBlock = 0
 	}
-	if acl := dk.raw.FileACL(); acl != 0 {
-		d.Free(uint32(acl))
+	if acl := ei.xattr.blockNr; acl != 0 {
+		d.releaseXattrBlock(acl)
+		ei.xattr.blockNr = 0
 	}
 	if !dk.fresh {
 		raw := RawInode(append([]byte(nil), dk.raw...))
@@ -594,6 +593,9 @@ func (sb *SuperBlock) SyncFs(t *kernel.Task) error {
 	if err != nil && first == nil {
 		first = err
 	}
+	// The running transaction committed (jbd2_journal_start_commit and
+	// jbd2_log_wait_commit).
+	sb.disk.commit()
 	return first
 }
 

@@ -18,7 +18,7 @@ import (
 type Device = vfs.BlockDevice
 
 // NewDevice returns an empty device.
-func NewDevice() *Device { return vfs.NewBlockDevice() }
+func NewDevice() *Device { return vfs.NewGrowingBlockDevice() }
 
 // Encoding flags (s_encoding_flags; EXT4_ENC_STRICT_MODE_FL and the bit
 // that include/linux/fs.h calls SB_ENC_NO_COMPAT_FALLBACK_FL).
@@ -57,7 +57,9 @@ type Inode struct {
 	// i_data, whose lock protects data.
 	blocks []uint32
 	data   vfs.BlockMap
-	xattrs vfs.SimpleXattrs
+	// xattrSem is xattr_sem; xattr the attributes' bytes (xattr_set.go).
+	xattrSem sync.RWMutex
+	xattr    xattrState
 	// mu protects target.
 	mu     sync.Mutex
 	target []byte
@@ -151,7 +153,7 @@ func (sb *SuperBlock) allocBlock() (uint32, []byte) {
 	if sb.disk == nil {
 		return sb.Dev.Alloc()
 	}
-	a, ok := sb.disk.Alloc()
+	a, ok := sb.disk.AllocMeta()
 	if !ok {
 		return 0, nil
 	}
@@ -281,11 +283,21 @@ func (sb *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Inod
 	if fromBitmap {
 		sb.newDiskInode(ei)
 	}
+	// __ext4_new_inode: with the extents feature (every filesystem the
+	// model makes has it) directories, regular files and symlinks are
+	// extent-mapped (EXT4_INODE_EXTENTS, ext4_ext_tree_init).
+	switch mode & vfs.S_IFMT {
+	case vfs.S_IFREG, vfs.S_IFDIR, vfs.S_IFLNK:
+		ei.Flags |= ExtentsFL
+	}
 	switch mode & vfs.S_IFMT {
 	case vfs.S_IFDIR:
 		ei.Op, ei.Fop = sb.dirOps, sb.dirFileOps
 	case vfs.S_IFLNK:
 		ei.Op, ei.Fop = sb.symlinkOps, vfs.NoFileOps{}
+	case vfs.S_IFCHR, vfs.S_IFBLK, vfs.S_IFIFO, vfs.S_IFSOCK:
+		// The caller's init_special_inode sets i_fop (special.go).
+		ei.Op, ei.Fop = specialInodeOps, vfs.NoFileOps{}
 	default:
 		ei.data.Init(sb.Dev)
 		ei.Data.Host, ei.Data.Ops = &ei.Inode, sb.aops
@@ -410,7 +422,7 @@ func (sb *SuperBlock) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 		ei.Data.Unlock()
 		ei.releaseBlocks()
 		sb.evictDisk(t, ei, false)
-		ei.xattrs.Free()
+		ei.xattr = xattrState{}
 		sb.freeIno(ei.ino())
 		inodeInfoCache.Free(&t.Ctx)
 	} else {

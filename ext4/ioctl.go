@@ -46,20 +46,21 @@ func (a fileattr) SetFlags(t *kernel.Task, inode *vfs.Inode, flags uint32) error
 	return a.sb.setflags(t, EXT4_I(inode), flags)
 }
 
-// getflags is ext4_fileattr_get's flags, under i_rwsem shared: casefold,
-// encrypt and the htree index flag from i_flags.
+// EXT4_FL_USER_VISIBLE is the i_flags FS_IOC_GETFLAGS shows.
+const EXT4_FL_USER_VISIBLE = 0x705BDFFF
+
+// getflags is ext4_fileattr_get's flags, under i_rwsem shared: i_flags &
+// EXT4_FL_USER_VISIBLE, so casefold, encrypt, the htree index and the
+// extents flag (lsattr's "e") as the inode holds them.
 func getflags(inode *Inode) uint32 {
 	inode.Rwsem.RLock()
 	defer inode.Rwsem.RUnlock()
-	var fl uint32
+	fl := inode.Flags & EXT4_FL_USER_VISIBLE
 	if inode.Inode.IsCasefolded() {
 		fl |= vfs.FS_CASEFOLD_FL
 	}
 	if inode.IsEncrypted() {
 		fl |= vfs.FS_ENCRYPT_FL
-	}
-	if inode.IsDir() && inode.Flags&IndexFL != 0 {
-		fl |= vfs.FS_INDEX_FL
 	}
 	return fl
 }
@@ -69,11 +70,11 @@ func getflags(inode *Inode) uint32 {
 // directory needs a v2 policy and its key, and gets its dirhash key), then
 // ext4_ioctl_setflags's checks: the casefold feature (EOPNOTSUPP), a
 // directory (ENOTDIR), empty (ENOTEMPTY). Flags users cannot change
-// (vfs.FS_ENCRYPT_FL, vfs.FS_INDEX_FL) are ignored, as the kernel keeps them; other
+// (vfs.FS_ENCRYPT_FL, vfs.FS_INDEX_FL, the extents flag) are ignored, as the kernel keeps them; other
 // unknown flags are EOPNOTSUPP.
 func (sb *SuperBlock) setflags(t *kernel.Task, inode *Inode, flags uint32) error {
 	defer t.Trace("ext4_fileattr_set")()
-	if flags&^(vfs.FS_CASEFOLD_FL|vfs.FS_ENCRYPT_FL|vfs.FS_INDEX_FL) != 0 {
+	if flags&^(vfs.FS_CASEFOLD_FL|vfs.FS_ENCRYPT_FL|vfs.FS_INDEX_FL|ExtentsFL) != 0 {
 		return errno.EOPNOTSUPP
 	}
 	inode.Rwsem.Lock()

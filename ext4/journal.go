@@ -12,10 +12,12 @@ import (
 // needs_recovery: the log from s_start is scanned for the committed
 // transactions (PASS_SCAN), their revoke records collected (PASS_REVOKE),
 // and every logged block written to its place unless a later revoke
-// cancels it (PASS_REPLAY); then the journal is marked empty (s_start 0)
-// and needs_recovery cleared. The blocks' and commits' checksums are not
-// verified (a well-formed log replays the same; a torn one ends at the
-// first block whose header does not continue the sequence).
+// cancels it (PASS_REPLAY); then the journal is marked empty (s_start 0,
+// s_head after the replayed transactions) and needs_recovery cleared.
+// A commit block whose checksum (v2, v3) fails ends the log; the
+// descriptors' and the blocks' checksums are not verified (a well-formed
+// log replays the same; a torn one ends at the first block whose header
+// does not continue the sequence).
 
 // jbd2 block types and features (include/linux/jbd2.h).
 const (
@@ -32,6 +34,31 @@ const (
 	jbd2FlagEscape   = 1
 	jbd2FlagSameUUID = 2
 	jbd2FlagLastTag  = 8
+
+	jbd2FeatureCompatChecksum = 0x1 // checksum v1
+	jbd2FeatureIncompatAsync  = 0x4 // async_commit
+	jbd2Crc32cChksum          = 4   // JBD2_CRC32C_CHKSUM, s_checksum_type
+
+	// journal_superblock_t (big-endian).
+	jsbBlocksize       = 0x0C
+	jsbMaxlen          = 0x10
+	jsbFirst           = 0x14
+	jsbSequence        = 0x18
+	jsbStart           = 0x1C
+	jsbFeatureCompat   = 0x24
+	jsbFeatureIncompat = 0x28
+	jsbUUID            = 0x30
+	jsbChecksumType    = 0x50
+	jsbHead            = 0x58 // s_head, the cycled log (Linux 6.5)
+	jsbChecksum        = 0xFC
+
+	// journal_header_t, the revoke header, commit_header.
+	journalHeaderSize = 12
+	revokeHeaderSize  = 16
+	commitChksumType  = 0x0C
+	commitChksum      = 0x10
+	commitSec         = 0x30
+	commitNsec        = 0x38
 )
 
 // journal is the journal's superblock fields recovery uses, and the map
@@ -45,6 +72,11 @@ type journal struct {
 	sequence uint32
 	incompat uint32
 	bs       int
+	// head is the log block after the last committed transaction the
+	// scan found (recovery_info's head_block).
+	head uint32
+	// seed is j_csum_seed (checksums v2 and v3).
+	seed uint32
 }
 
 func (j *journal) tagBytes() int {
@@ -114,14 +146,15 @@ func (d *diskFS) loadJournal(t *kernel.Task, id string) (*journal, error) {
 	if bt := be.Uint32(sb[4:]); bt != jbd2SuperblockV1 && bt != jbd2SuperblockV2 {
 		return nil, fmt.Errorf("journal superblock type %d", bt)
 	}
-	if int(be.Uint32(sb[0x0C:])) != d.bs {
-		return nil, fmt.Errorf("journal block size %d", be.Uint32(sb[0x0C:]))
+	if int(be.Uint32(sb[jsbBlocksize:])) != d.bs {
+		return nil, fmt.Errorf("journal block size %d", be.Uint32(sb[jsbBlocksize:]))
 	}
-	j.maxlen, j.first = be.Uint32(sb[0x10:]), be.Uint32(sb[0x14:])
-	j.sequence, j.start = be.Uint32(sb[0x18:]), be.Uint32(sb[0x1C:])
+	j.maxlen, j.first = be.Uint32(sb[jsbMaxlen:]), be.Uint32(sb[jsbFirst:])
+	j.sequence, j.start = be.Uint32(sb[jsbSequence:]), be.Uint32(sb[jsbStart:])
 	if be.Uint32(sb[4:]) == jbd2SuperblockV2 {
-		j.incompat = be.Uint32(sb[0x28:])
+		j.incompat = be.Uint32(sb[jsbFeatureIncompat:])
 	}
+	j.seed = Crc32c(^uint32(0), sb[jsbUUID:jsbUUID+16])
 	if j.maxlen > uint32(n) || j.first == 0 || j.first >= j.maxlen || (j.start != 0 && (j.start < j.first || j.start >= j.maxlen)) {
 		return nil, fmt.Errorf("journal geometry first %d maxlen %d start %d", j.first, j.maxlen, j.start)
 	}
@@ -135,6 +168,9 @@ func (d *diskFS) loadJournal(t *kernel.Task, id string) (*journal, error) {
 func (j *journal) pass(onTag func(seq uint32, logBlk uint32, target uint64, flags uint32), onRevoke func(seq uint32, target uint64), endSeq uint32, scan bool) (uint32, error) {
 	be := binary.BigEndian
 	next, seq := j.start, j.sequence
+	if scan {
+		j.head = next
+	}
 	tb := j.tagBytes()
 	tail := 0
 	if j.incompat&(jbd2FeatureIncompatCsumV2|jbd2FeatureIncompatCsumV3) != 0 {
@@ -151,7 +187,7 @@ func (j *journal) pass(onTag func(seq uint32, logBlk uint32, target uint64, flag
 		next = j.wrap(next + 1)
 		switch be.Uint32(b[4:]) {
 		case jbd2DescriptorBlock:
-			for off := 12; off+tb <= j.bs-tail; {
+			for off := journalHeaderSize; off+tb <= j.bs-tail; {
 				target := uint64(be.Uint32(b[off:]))
 				var flags uint32
 				if j.incompat&jbd2FeatureIncompatCsumV3 != 0 {
@@ -178,17 +214,26 @@ func (j *journal) pass(onTag func(seq uint32, logBlk uint32, target uint64, flag
 				}
 			}
 		case jbd2CommitBlock:
+			// A commit block whose checksum fails ends the log: its
+			// transaction never committed (do_one_pass's chksum_error,
+			// without async_commit).
+			if tail != 0 && !commitBlockCsumVerify(j.seed, b) {
+				return seq, nil
+			}
 			seq++
+			if scan {
+				j.head = next
+			}
 		case jbd2RevokeBlock:
 			rsize := 4
 			if j.incompat&jbd2FeatureIncompat64bit != 0 {
 				rsize = 8
 			}
-			count := int(be.Uint32(b[12:]))
+			count := int(be.Uint32(b[journalHeaderSize:]))
 			if count > j.bs-tail {
 				return seq, fmt.Errorf("revoke block count %d", count)
 			}
-			for off := 16; off+rsize <= count; off += rsize {
+			for off := revokeHeaderSize; off+rsize <= count; off += rsize {
 				var target uint64
 				if rsize == 8 {
 					target = be.Uint64(b[off:])
@@ -204,6 +249,15 @@ func (j *journal) pass(onTag func(seq uint32, logBlk uint32, target uint64, flag
 		}
 	}
 	return seq, fmt.Errorf("journal does not end")
+}
+
+// commitBlockCsumVerify is jbd2_commit_block_csum_verify: h_chksum[0]
+// is the crc32c of the block with it zeroed.
+func commitBlockCsumVerify(seed uint32, b []byte) bool {
+	c := append([]byte(nil), b...)
+	want := binary.BigEndian.Uint32(c[commitChksum:])
+	binary.BigEndian.PutUint32(c[commitChksum:], 0)
+	return Crc32c(seed, c) == want
 }
 
 // recoverJournal is jbd2_journal_recover followed by ext4's clearing of
@@ -251,11 +305,14 @@ func (d *diskFS) recoverJournal(t *kernel.Task, id string) error {
 	}
 	t.Printk("JBD2: recovery done: %d transactions, %d blocks replayed", end-j.sequence, replayed)
 	sb := j.block(0)
-	binary.BigEndian.PutUint32(sb[0x18:], end)
-	binary.BigEndian.PutUint32(sb[0x1C:], 0)
+	binary.BigEndian.PutUint32(sb[jsbSequence:], end)
+	binary.BigEndian.PutUint32(sb[jsbStart:], 0)
+	// The log continues after the replayed transactions (the cycled
+	// log: jbd2_journal_recover's j_head, kept in s_head).
+	binary.BigEndian.PutUint32(sb[jsbHead:], j.head)
 	if j.incompat&(jbd2FeatureIncompatCsumV2|jbd2FeatureIncompatCsumV3) != 0 {
-		binary.BigEndian.PutUint32(sb[0xFC:], 0)
-		binary.BigEndian.PutUint32(sb[0xFC:], Crc32c(^uint32(0), sb[:1024]))
+		binary.BigEndian.PutUint32(sb[jsbChecksum:], 0)
+		binary.BigEndian.PutUint32(sb[jsbChecksum:], Crc32c(^uint32(0), sb[:1024]))
 	}
 	if _, err := d.dev.ReadAt(d.es[:], SuperblockOffset); err != nil {
 		return err

@@ -152,7 +152,7 @@ func mkfsImage(dev *Device, o Options) error {
 	es.put32(sClustersPerGroup, geo.bpg)
 	es.put32(sInodesPerGroup, geo.ipg)
 	es.put32(sWtime, mkfsTime)
-	es.put16(0x36, 0xFFFF) // s_max_mnt_count -1
+	es.put16(sMaxMntCount, 0xFFFF) // -1
 	es.put16(sMagic, SuperMagic)
 	es.put16(sState, ValidFS)
 	es.put16(0x3C, 1) // s_errors: EXT4_ERRORS_CONTINUE
@@ -163,6 +163,9 @@ func mkfsImage(dev *Device, o Options) error {
 	compat := CompatHasJournal | CompatExtAttr | CompatDirIndex
 	if o.NoDirIndex {
 		compat &^= CompatDirIndex
+	}
+	if o.StableInodes {
+		compat |= CompatStableInodes
 	}
 	if geo.jblocks < 0 {
 		compat &^= CompatHasJournal
@@ -236,12 +239,12 @@ func mkfsImage(dev *Device, o Options) error {
 	d := &diskFS{dev: dev, es: es, bs: geo.bs, groups: geo.groups, descSize: MinDescSize64bit, ipg: geo.ipg,
 		bpg: geo.bpg, inodeSize: 256, csum: !o.NoMetadataCsum, nblocks: geo.nblocks, gdtBlock: geo.first + 1, firstData: uint32(geo.first), now: mkfsTime}
 	d.seed = es.CsumSeed()
+	// zero is ext2fs_zero_blocks2 as a discard (mke2fs's discard of the
+	// device, with discard_zeroes_data): the blocks read as zeroes and,
+	// on the sparse device, hold no memory.
 	zero := func(blk uint64, n uint64) {
-		for i := uint64(0); i < n; i++ {
-			if b := d.bread(blk + i); b != nil {
-				clear(b)
-			}
-		}
+		n = min(n, geo.nblocks-min(blk, geo.nblocks))
+		dev.Discard(int64(blk)*int64(geo.bs), int64(n)*int64(geo.bs))
 	}
 	zero(0, geo.first+1+uint64(geo.gdtBlocks))
 	used := make([][]byte, geo.groups) // block bitmaps, built here
@@ -340,7 +343,11 @@ func mkfsImage(dev *Device, o Options) error {
 
 	// Descriptors and bitmaps.
 	var freeBlocks uint64
-	var dirs = map[uint32]uint32{0: 2} // root and lost+found
+	// The root's group and lost+found's (inode 11 is in group 1 when a
+	// group has fewer than 11 inodes).
+	dirs := map[uint32]uint32{}
+	dirs[(RootIno-1)/geo.ipg]++
+	dirs[(FirstIno-1)/geo.ipg]++
 	for g := uint32(0); g < geo.groups; g++ {
 		gd := d.gd(g)
 		clear(gd)
@@ -359,12 +366,12 @@ func mkfsImage(dev *Device, o Options) error {
 		ib := d.bread(locs[g].ib)
 		clear(ib)
 		markBitmapEnd(int(geo.ipg), geo.bs*8, ib)
+		// Inodes 1..10 reserved, 11 lost+found (ext2fs_inode_alloc_stats2
+		// of each, in whichever group holds it).
 		usedInodes := uint32(0)
-		if g == 0 {
-			usedInodes = FirstIno // 1..10 reserved, 11 lost+found
-			for i := 0; i < int(usedInodes); i++ {
-				setBit(ib, i)
-			}
+		for ino := g*geo.ipg + 1; ino <= FirstIno && ino <= (g+1)*geo.ipg; ino++ {
+			setBit(ib, int(ino-1-g*geo.ipg))
+			usedInodes++
 		}
 		gd.SetFreeInodes(geo.ipg - usedInodes)
 		gd.SetUsedDirs(dirs[g])
@@ -442,11 +449,11 @@ func mkfsImage(dev *Device, o Options) error {
 		be := binary.BigEndian
 		be.PutUint32(jsb[0x00:], jbd2Magic)
 		be.PutUint32(jsb[0x04:], jbd2SuperblockV2)
-		be.PutUint32(jsb[0x0C:], uint32(geo.bs))
-		be.PutUint32(jsb[0x10:], uint32(geo.jblocks))
-		be.PutUint32(jsb[0x14:], 1) // s_first
-		be.PutUint32(jsb[0x18:], 1) // s_sequence
-		copy(jsb[0x30:], uuid[:])
+		be.PutUint32(jsb[jsbBlocksize:], uint32(geo.bs))
+		be.PutUint32(jsb[jsbMaxlen:], uint32(geo.jblocks))
+		be.PutUint32(jsb[jsbFirst:], 1)
+		be.PutUint32(jsb[jsbSequence:], 1)
+		copy(jsb[jsbUUID:], uuid[:])
 		be.PutUint32(jsb[0x40:], 1) // s_nr_users
 		es := &d.es
 		es.put32(sJournalInum, JournalIno)

@@ -7,6 +7,7 @@ import (
 	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -103,13 +104,13 @@ func ciParent(dir *Inode) vfs.CIParent {
 // that with the no-compat-fallback flag a dirent whose stored hashes differ
 // from the name's is rejected first; otherwise fscrypt_match_name.
 // Comparison errors count as no match.
-func match(t *kernel.Task, dir *Inode, f *Filename, b []byte, off int, st *lookupStats) bool {
+func match(t *kernel.Task, dir *Inode, f *Filename, b []byte, off int, st *libfs.LookupStats) bool {
 	if direntInode(b, off) == 0 {
 		return false
 	}
 	nl := int(b[off+6])
 	deName := b[off+8 : off+8+nl]
-	st.compared++
+	st.Compared++
 	if dir.IsCasefolded() && (!dir.IsEncrypted() || dir.hasKey()) {
 		if dir.SB.NoCasefoldCompatFallback() && dir.IsEncrypted() && f.CfName != nil {
 			h, m, ok := direntHashes(b, off)
@@ -119,7 +120,7 @@ func match(t *kernel.Task, dir *Inode, f *Filename, b []byte, off int, st *looku
 		}
 		parent := ciParent(dir)
 		if parent.Crypt != nil {
-			st.decrypts++
+			st.Decrypts++
 		}
 		res, _ := vfs.GenericCIMatch(t, &parent, f.UsrName, f.CfName, deName, nil)
 		return res > 0

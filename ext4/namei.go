@@ -217,19 +217,8 @@ var (
 	EvDirBlocks = events.Register("ext4_dir_blocks_searched", "ext4 directory leaf blocks searched by lookups")
 )
 
-type lookupStats struct {
-	scanned, compared, decrypts, blocks uint64
-}
-
-func (st *lookupStats) flush(t *kernel.Task) {
-	if t.Ev == nil {
-		return
-	}
-	t.Add(EvDirentsScanned, st.scanned)
-	t.Add(EvNamesCompared, st.compared)
-	t.Add(EvNameDecrypts, st.decrypts)
-	t.Add(EvDirBlocks, st.blocks)
-}
+// lookupEvents are the counters a lookup's libfs.LookupStats add to.
+var lookupEvents = libfs.LookupEvents{Scanned: EvDirentsScanned, Compared: EvNamesCompared, Decrypts: EvNameDecrypts, Blocks: EvDirBlocks}
 
 // DentryRef locates a dirent found by a lookup: its logical block and
 // offset. It stays valid until the directory changes.
@@ -308,10 +297,10 @@ func checkDirEntry(t *kernel.Task, dir *Inode, fn string, buf []byte, size, off 
 // searchDir is ext4_search_dir: a linear walk of one block; only a
 // matching dirent gets the full check. The model adds a log line to the
 // kernel's silent EFSCORRUPTED for a zero rec_len.
-func searchDir(t *kernel.Task, dir *Inode, f *Filename, b []byte, size int, lblk uint32, st *lookupStats) (int, error) {
+func searchDir(t *kernel.Task, dir *Inode, f *Filename, b []byte, size int, lblk uint32, st *libfs.LookupStats) (int, error) {
 	off := 0
 	for off < size-BaseDirLen {
-		st.scanned++
+		st.Scanned++
 		if off+BaseDirLen+int(b[off+6]) <= size && match(t, dir, f, b, off, st) {
 			if checkDirEntry(t, dir, "ext4_search_dir", b, size, off, lblk) {
 				return -1, errno.EFSCORRUPTED
@@ -516,7 +505,7 @@ func htreeNextBlock(t *kernel.Task, dir *Inode, hash uint32, frames []dxFrame, s
 }
 
 // dxFindEntry is ext4_dx_find_entry.
-func dxFindEntry(t *kernel.Task, dir *Inode, f *Filename, st *lookupStats) (*DentryRef, error) {
+func dxFindEntry(t *kernel.Task, dir *Inode, f *Filename, st *libfs.LookupStats) (*DentryRef, error) {
 	var frameIn [HtreeLevel]dxFrame // struct dx_frame frames[EXT4_HTREE_LEVEL]
 	frames, err := dxProbeIn(t, dir, f, nil, &frameIn)
 	if err != nil {
@@ -529,7 +518,7 @@ func dxFindEntry(t *kernel.Task, dir *Inode, f *Filename, st *lookupStats) (*Den
 		if err != nil {
 			return nil, err
 		}
-		st.blocks++
+		st.Blocks++
 		off, err := searchDir(t, dir, f, b, dir.bsize(), block, st)
 		if err != nil {
 			return nil, errBadDxDir
@@ -565,8 +554,8 @@ func (dir *Inode) isDxInternalNode(lblk uint32, b []byte) bool {
 func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error) {
 	defer t.Trace("__ext4_find_entry")()
 	t.Inc(EvFindEntry)
-	var st lookupStats
-	defer st.flush(t)
+	var st libfs.LookupStats
+	defer st.Flush(t, &lookupEvents)
 	if len(f.UsrName) > NameLen {
 		return nil, nil
 	}
@@ -604,7 +593,7 @@ func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error)
 				return nil, EFSBADCRC
 			}
 			dir.SB.Dev.SetBufferVerified(pblk)
-			st.blocks++
+			st.Blocks++
 			off, err := searchDir(t, dir, f, b, dir.bsize(), block, &st)
 			if err != nil {
 				return nil, err
@@ -659,8 +648,8 @@ func findDestDe(t *kernel.Task, dir *Inode, f *Filename, b []byte, bufSize int, 
 	reclen := DirRecLen(len(f.DiskName), dir.HashInDirent())
 	top := bufSize - reclen
 	off := 0
-	var st lookupStats
-	defer st.flush(t)
+	var st libfs.LookupStats
+	defer st.Flush(t, &lookupEvents)
 	for off <= top {
 		if checkDirEntry(t, dir, "ext4_find_dest_de", b, bufSize, off, lblk) {
 			return -1, errno.EFSCORRUPTED

@@ -43,6 +43,8 @@ const (
 	sInodesPerGroup     = 0x28
 	sMtime              = 0x2C
 	sWtime              = 0x30
+	sMntCount           = 0x34
+	sMaxMntCount        = 0x36
 	sMagic              = 0x38
 	sState              = 0x3A
 	sRevLevel           = 0x4C

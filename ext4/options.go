@@ -35,6 +35,9 @@ func (o Options) MkfsArgs() []string {
 	if !o.NoEncrypt {
 		feat = append(feat, "encrypt")
 	}
+	if o.StableInodes {
+		feat = append(feat, "stable_inodes")
+	}
 	if o.Casefold {
 		feat = append(feat, "casefold")
 		if o.Strict {
@@ -74,8 +77,8 @@ func (o Options) MkfsArgs() []string {
 }
 
 // ParseMkfsArgs reads the arguments of mkfs.ext4 that the model knows:
-// -O with the features metadata_csum, dir_index, large_dir, encrypt and
-// casefold (a leading ^ turns one off), -E with encoding=utf8 (which turns
+// -O with the features metadata_csum, dir_index, large_dir, encrypt,
+// stable_inodes and casefold (a leading ^ turns one off), -E with encoding=utf8 (which turns
 // casefold on, as in mke2fs), encoding_flags=strict, and -N with the inode
 // count, -b with the block size (4096 only) and -U with the UUID (of a
 // real image). Three -E settings are the model's own, for what mke2fs takes
@@ -107,6 +110,8 @@ func ParseMkfsArgs(args []string) (Options, error) {
 					o.LargeDir = !off
 				case "encrypt":
 					o.NoEncrypt = off
+				case "stable_inodes":
+					o.StableInodes = !off
 				case "casefold":
 					o.Casefold = !off
 				case "":

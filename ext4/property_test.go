@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 )
 
 // findLinear searches every leaf block in order (no htree), as
@@ -19,7 +20,7 @@ func findLinear(tk *kernel.Task, dir *Inode, name string) (*DentryRef, error) {
 		return nil, err
 	}
 	defer FreeFilename(tk, f)
-	var st lookupStats
+	var st libfs.LookupStats
 	for lblk := uint32(0); lblk < dir.nblocks(); lblk++ {
 		b := dir.BlockAt(lblk)
 		if b == nil || (lblk != 0 && dir.isDxInternalNode(lblk, b)) {

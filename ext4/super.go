@@ -2,6 +2,7 @@ package ext4
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/vfslab/vfslab/errno"
@@ -19,7 +20,13 @@ import (
 //
 // or let Mount or Boot format a fresh device with Options. A new
 // filesystem has an empty root directory, inode 2 (no lost+found).
-var Type = &vfs.FileSystemType{Name: "ext4", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfs, FeatureArgs: featureArgs}
+//
+// /sys/fs/ext4/features lists what the model implements of the kernel's
+// ext4_feat_attrs: encryption, casefold and encrypted_casefold
+// (CONFIG_FS_ENCRYPTION, CONFIG_UNICODE); not verity (fs-verity is not
+// modelled), nor the others.
+var Type = &vfs.FileSystemType{Name: "ext4", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfs, FeatureArgs: featureArgs,
+	SysfsFeatures: []string{"encryption", "casefold", "encrypted_casefold"}, Magic: 0xEF53}
 
 // Options are the mke2fs features and settings of a simulated ext4. The
 // zero value is mke2fs's ext4 default: metadata_csum, dir_index, filetype,
@@ -55,6 +62,11 @@ type Options struct {
 	// NoEncrypt leaves out the encrypt feature: the fscrypt ioctls give
 	// EOPNOTSUPP.
 	NoEncrypt bool
+	// StableInodes is the stable_inodes feature (mke2fs -O stable_inodes,
+	// EXT4_FEATURE_COMPAT_STABLE_INODES): inode numbers never change, so
+	// IV_INO_LBLK_64 and IV_INO_LBLK_32 policies are allowed
+	// (ext4_has_stable_inodes).
+	StableInodes bool
 	// BlockSize is mke2fs -b (0: the default); UUID is -U (zero: one
 	// derived from the device's size). Only mkfs on a fixed-size device
 	// (a real image) uses them.
@@ -94,6 +106,9 @@ func (o Options) String() string {
 	}
 	if !o.NoEncrypt {
 		s += ",encrypt"
+	}
+	if o.StableInodes {
+		s += ",stable_inodes"
 	}
 	if o.BlockSize != 0 {
 		s += fmt.Sprintf(",blocksize=%d", o.BlockSize)
@@ -179,6 +194,60 @@ func (sb *SuperBlock) VFS() *vfs.SuperBlock { return sb.vsb }
 
 // Options returns the options the filesystem was made with.
 func (sb *SuperBlock) Options() Options { return sb.opts }
+
+// mountedMsg is the encoding's line (ext4_encoding_init, for a casefolding
+// filesystem) and the line ext4_fill_super logs at its end: the UUID, "ro"
+// or "r/w", the data mode (the journal's; "without journal" when the
+// filesystem has none) and the quota mode (none: quotas are not
+// modelled).
+func (sb *SuperBlock) mountedMsg(t *kernel.Task) {
+	rw := "r/w"
+	if sb.vsb.ReadOnly() || sb.ReadOnly() {
+		rw = "ro"
+	}
+	if sb.Encoding != nil {
+		imageMsg(t, sb.vsb.ID(), "%s", sb.vsb.EncodingMsg(sb.EncodingFlags))
+	}
+	descr := " ordered data mode"
+	if sb.disk != nil && sb.disk.es.Compat()&CompatHasJournal == 0 {
+		descr = "out journal"
+	}
+	imageMsg(t, sb.vsb.ID(), "mounted filesystem %s %s with%s. Quota mode: none.", fmtUUID(sb.UUID), rw, descr)
+}
+
+// Mounted implements vfs.MountLogger: vfs.MountSuper, which stands for a
+// new ext4_fill_super of what the device holds, logs what it logs.
+func (sb *SuperBlock) Mounted(t *kernel.Task) {
+	if d := sb.disk; d != nil && !d.readOnly && !sb.vsb.ReadOnly() && !d.dev.ReadOnly() {
+		d.mu.Lock()
+		if d.jw != nil {
+			d.jw.remount()
+		}
+		if err := d.setupSuper(); err != nil {
+			imageMsg(t, sb.vsb.ID(), "unable to write superblock: %v", err)
+		}
+		d.mu.Unlock()
+	}
+	sb.mountedMsg(t)
+}
+
+// PutSuper is ext4_put_super (vfs.SuperPutter): on an image mounted
+// read-write the journal destroyed (its last transaction committed and
+// checkpointed, the log marked empty), needs_recovery cleared and the
+// superblock committed; then the message, "unmounting filesystem UUID.".
+func (sb *SuperBlock) PutSuper(t *kernel.Task) {
+	if d := sb.disk; d != nil {
+		if err := d.putSuper(); err != nil {
+			imageMsg(t, sb.vsb.ID(), "unable to write superblock: %v", err)
+		}
+	}
+	imageMsg(t, sb.vsb.ID(), "unmounting filesystem %s.", fmtUUID(sb.UUID))
+}
+
+// fmtUUID is printk's %pU: lower-case 8-4-4-4-12 hex.
+func fmtUUID(u [16]byte) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
 
 // SetUUID sets s_uuid and derives s_csum_seed as ext4_fill_super does.
 func (sb *SuperBlock) SetUUID(uuid [16]byte) {
@@ -290,6 +359,7 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 		discard(t, root)
 		return err
 	}
+	sb.mountedMsg(t)
 	return nil
 }
 
@@ -298,11 +368,16 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 // inode operation tables) and hangs it off vsb.
 func (sb *SuperBlock) setupOps(vsb *vfs.SuperBlock) {
 	sb.dirOps, sb.dirFileOps = &dirOps{sb: sb}, &dirFileOps{sb: sb}
-	sb.fileOps, sb.fileFileOps = libfs.RegularFile("ext4", sb.ioctl)
-	sb.symlinkOps = libfs.Symlink(func(i *vfs.Inode) []byte { return EXT4_I(i).target })
+	sb.fileOps, sb.fileFileOps = libfs.RegularFile("ext4", sb.ioctl, libfs.WithSizeLimit(sb.sizeLimit), libfs.WithFiemap(
+		func(i *vfs.Inode) *vfs.BlockMap { return &EXT4_I(i).data },
+		// ext4_iomap_begin_report: an extent-mapped file's extents are
+		// IOMAP_F_MERGED, hence FIEMAP_EXTENT_MERGED.
+		func(*vfs.Inode) uint32 { return vfs.FIEMAP_EXTENT_MERGED }))
+	sb.fileOps = libfs.WithListxattr(sb.fileOps, listxattr)
+	sb.symlinkOps = libfs.WithListxattr(libfs.Symlink(func(i *vfs.Inode) []byte { return EXT4_I(i).target }), listxattr)
 	sb.aops = aops{vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &EXT4_I(i).data }), sb}
 	sb.XattrCrypt = libfs.XattrCrypt{
-		Xattrs:    func(i *vfs.Inode) *vfs.SimpleXattrs { return &EXT4_I(i).xattrs },
+		Xattrs:    func(i *vfs.Inode) libfs.XattrStore { return (*inodeXattrs)(EXT4_I(i)) },
 		KeyPrefix: "ext4:", // ext4_cryptops.legacy_key_prefix
 		// The root directory cannot be encrypted: e2fsck expects an
 		// unencrypted lost+found (ext4_set_context).
@@ -316,14 +391,93 @@ func (sb *SuperBlock) setupOps(vsb *vfs.SuperBlock) {
 		Empty:     func(t *kernel.Task, i *vfs.Inode) bool { return EmptyDir(t, EXT4_I(i)) },
 		// ext4 may encrypt in data units smaller than its blocks.
 		Subblock: true,
+		// ext4_has_stable_inodes (fs/ext4/crypto.c): the stable_inodes
+		// feature (EXT4_FEATURE_COMPAT_STABLE_INODES), which promises
+		// that the filesystem is never shrunk or otherwise renumbered.
+		StableInodes: func() bool { return sb.opts.StableInodes },
 	}
 	vsb.FsInfo = sb
 	vsb.SetOps(sb)
+	vsb.SetXattrHandlers(xattrHandlers)
 }
 
-// maxFileSize is s_maxbytes of a 4 KiB-block extent-mapped file
-// (ext4_max_size: 2^32 blocks).
-const maxFileSize = int64(1)<<44 - BlockSize
+// maxLFSFilesize is MAX_LFS_FILESIZE on a 64-bit kernel (LLONG_MAX).
+const maxLFSFilesize = int64(math.MaxInt64)
+
+// ext4MaxSize is ext4_max_size (fs/ext4/super.c), s_maxbytes: the largest
+// extent-mapped file. ee_block is 32 bits, and s_maxbytes is one block
+// less than 2^32 blocks so that an extent's ee_len can reach it; without
+// huge_file, i_blocks (2^32 512-byte sectors) limits it too. 4 KiB
+// blocks: 2^44 - 4 KiB; 1 KiB blocks: 2^42 - 1 KiB (about 4 TiB).
+func ext4MaxSize(blkbits uint, hugeFiles bool) int64 {
+	upper := maxLFSFilesize
+	if !hugeFiles {
+		upper = int64(1)<<32 - 1
+		upper >>= blkbits - 9
+		upper <<= blkbits
+	}
+	res := (int64(1)<<32 - 1) << blkbits
+	return min(res, upper)
+}
+
+// ext4MaxBitmapSize is ext4_max_bitmap_size (fs/ext4/super.c),
+// s_bitmap_maxbytes: the largest block-mapped file (no EXT4_EXTENTS_FL),
+// whose twelve direct, indirect, double and triple indirect blocks
+// address it, and whose data and indirect blocks together stay within
+// i_blocks (2^48 - 1 sectors with huge_file, else 2^32 - 1 sectors). 4 KiB
+// blocks: about 4 TiB; 1 KiB blocks: about 16 GiB.
+func ext4MaxBitmapSize(bits uint, hugeFiles bool) int64 {
+	ppb := int64(1) << (bits - 2)
+	var upper int64
+	if !hugeFiles {
+		upper = int64(1)<<32 - 1
+		upper >>= bits - 9
+	} else {
+		upper = int64(1)<<48 - 1
+	}
+	res := int64(ndirBlocks) + ppb + ppb*ppb + ppb*ppb*ppb
+	meta := int64(1) + (1 + ppb) + (1 + ppb + ppb*ppb)
+	if res+meta > upper {
+		res = upper
+		upper -= ndirBlocks
+		meta = 1
+		upper -= ppb
+		if upper < ppb*ppb {
+			meta += 1 + (upper+ppb-1)/ppb
+			res -= meta
+		} else {
+			meta += 1 + ppb
+			upper -= ppb * ppb
+			meta += 1 + (upper+ppb-1)/ppb + (upper+ppb*ppb-1)/(ppb*ppb)
+			res -= meta
+		}
+	}
+	res <<= bits
+	return min(res, maxLFSFilesize)
+}
+
+// ndirBlocks is EXT4_NDIR_BLOCKS: the direct block pointers of i_block.
+const ndirBlocks = 12
+
+// maxFileSize is s_maxbytes of the growing device's 4 KiB-block
+// filesystem, made with huge_file as mke2fs makes it.
+var maxFileSize = ext4MaxSize(12, true)
+
+// getMaxbytes is ext4_get_maxbytes: s_maxbytes for an extent-mapped file,
+// s_bitmap_maxbytes for a block-mapped one (an image's inode without
+// EXT4_EXTENTS_FL). The growing device's files are all extent-mapped, as
+// __ext4_new_inode makes them on a filesystem with the extents feature.
+func (sb *SuperBlock) getMaxbytes(flags uint32) int64 {
+	if sb.disk == nil || flags&ExtentsFL != 0 {
+		return sb.vsb.MaxBytes()
+	}
+	return sb.disk.bitmapMaxBytes
+}
+
+// sizeLimit is ext4's own size check, past the VFS's s_maxbytes, of an
+// ATTR_SIZE setattr (ext4_setattr) and a write (ext4_generic_write_checks):
+// s_bitmap_maxbytes for a block-mapped file.
+func (sb *SuperBlock) sizeLimit(i *vfs.Inode) int64 { return sb.getMaxbytes(EXT4_I(i).Flags) }
 
 // Mount formats a fresh simulated device with opts (nil: the defaults) and
 // mounts it on target, which proc resolves; the first mount of sys becomes
