@@ -21,7 +21,7 @@ func TestLookupAllocsPerKmalloc(t *testing.T) {
 	}
 	dir := benchDir(t, 1000)
 	defer func(m LookupMode) { dir.SB.LookupMode = m }(dir.SB.LookupMode)
-	for _, v := range LookupPrealloc.VariantNames() {
+	for _, v := range LookupPreallocPatch.VariantNames() {
 		for _, hit := range []bool{true, false} {
 			dir.SB.LookupMode = LookupPerf
 			name := []byte("FILE-000417")
@@ -31,7 +31,7 @@ func TestLookupAllocsPerKmalloc(t *testing.T) {
 				name = []byte("absent-000417")
 				extra = 0
 			}
-			tk := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(LookupPrealloc, v)}).NewTask("allocs")
+			tk := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(LookupPreallocPatch, v)}).NewTask("allocs")
 			tk.EnableCounting()
 			const runs = 20
 			var err error

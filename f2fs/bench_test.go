@@ -41,14 +41,14 @@ func benchDir(b testing.TB, n int) *Inode {
 func BenchmarkLookup(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
 		for _, mode := range []string{"hashed", "linear"} {
-			for _, v := range LookupPrealloc.VariantNames() {
+			for _, v := range LookupPreallocPatch.VariantNames() {
 				b.Run(fmt.Sprintf("n=%d/%s/%s", n, mode, v), func(b *testing.B) {
 					dir := benchDir(b, n)
 					dir.SB.LookupMode = LookupPerf
 					if mode == "linear" {
 						dir.SB.LookupMode = LookupAuto
 					}
-					tk := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(LookupPrealloc, v)}).NewTask("bench")
+					tk := kernel.NewWith(kernel.Config{Patches: patch.Set{}.MustWith(LookupPreallocPatch, v)}).NewTask("bench")
 					tk.EnableCounting()
 					defer tk.Exit()
 					names := make([][]byte, 256)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/vfslab/vfslab/errno"
-	"github.com/vfslab/vfslab/fscrypt"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/libfs"
 )
@@ -160,7 +159,7 @@ func expectedHash(t *kernel.Task, dir *Inode, disk []byte) (uint32, bool) {
 	}
 	if dir.IsCasefolded() {
 		if dir.IsEncrypted() {
-			plain, ok := decryptForCheck(t, dir, disk)
+			plain, ok := libfs.DecryptNameForCheck(t, &dir.Inode, disk)
 			if !ok {
 				return 0, false
 			}
@@ -186,7 +185,7 @@ func nameKey(t *kernel.Task, dir *Inode, disk []byte) (string, bool) {
 	plain := disk
 	if dir.IsEncrypted() {
 		var ok bool
-		if plain, ok = decryptForCheck(t, dir, disk); !ok {
+		if plain, ok = libfs.DecryptNameForCheck(t, &dir.Inode, disk); !ok {
 			return "", false
 		}
 	}
@@ -195,18 +194,6 @@ func nameKey(t *kernel.Task, dir *Inode, disk []byte) (string, bool) {
 		return "cf:" + string(buf[:n]), true
 	}
 	return "raw:" + string(plain), true
-}
-
-func decryptForCheck(t *kernel.Task, dir *Inode, disk []byte) ([]byte, bool) {
-	if t == nil || !fscrypt.HasEncryptionKey(&dir.Inode) {
-		return nil, false
-	}
-	out := make([]byte, len(disk))
-	n, err := fscrypt.FnameDiskToUsr(t, &dir.Inode, 0, 0, disk, out)
-	if err != nil {
-		return nil, false
-	}
-	return out[:n], true
 }
 
 // IsCorrupt reports whether err says a directory is corrupt.

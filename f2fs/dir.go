@@ -10,6 +10,7 @@ import (
 	"github.com/vfslab/vfslab/hooks"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/vfs"
 )
 
@@ -32,21 +33,8 @@ var (
 // Allocation sites of the directory code.
 var siteRehashBackup = kmem.NewSite("f2fs_move_rehashed_dirents:backup")
 
-// lookupStats accumulates one lookup's counts, added to the task's events
-// once at the end (counting must not perturb the per-dentry loop).
-type lookupStats struct {
-	scanned, compared, decrypts, blocks uint64
-}
-
-func (st *lookupStats) flush(t *kernel.Task) {
-	if t.Ev == nil {
-		return
-	}
-	t.Add(EvDirentsScanned, st.scanned)
-	t.Add(EvNamesCompared, st.compared)
-	t.Add(EvNameDecrypts, st.decrypts)
-	t.Add(EvDentryBlocks, st.blocks)
-}
+// lookupEvents are the counters a lookup's libfs.LookupStats add to.
+var lookupEvents = libfs.LookupEvents{Scanned: EvDirentsScanned, Compared: EvNamesCompared, Decrypts: EvNameDecrypts, Blocks: EvDentryBlocks}
 
 // DentryRef locates a dentry found by a lookup: the block (page index) or
 // the inline area, and the slot. It is what the kernel's (de, folio) pair
@@ -109,7 +97,7 @@ func corrupted(t *kernel.Task, dir *Inode, fn string, nameLen int) error {
 // The model adds one check the kernel makes in f2fs_fill_dentries but not
 // here: a name that runs past the last slot, or is longer than F2FS_NAME_LEN,
 // is EFSCORRUPTED instead of a read past the block.
-func findTargetDentry(t *kernel.Task, dir *Inode, d *DentryPtr, f *Filename, useHash bool, pre *vfs.DecryptedNamePrealloc, st *lookupStats) (int, int, error) {
+func findTargetDentry(t *kernel.Task, dir *Inode, d *DentryPtr, f *Filename, useHash bool, pre *vfs.DecryptedNamePrealloc, st *libfs.LookupStats) (int, int, error) {
 	bitPos, maxLen, maxSlots := 0, 0, 0
 	for bitPos < d.Max {
 		if !d.TestBit(bitPos) {
@@ -122,13 +110,13 @@ func findTargetDentry(t *kernel.Task, dir *Inode, d *DentryPtr, f *Filename, use
 			bitPos++
 			continue
 		}
-		st.scanned++
+		st.Scanned++
 		if !useHash || d.hashAt(bitPos) == f.Hash {
 			name, ok := d.Name(bitPos, nl)
 			if !ok || nl > NameLen {
 				return -1, maxSlots, corrupted(t, dir, "f2fs_find_target_dentry", nl)
 			}
-			st.compared++
+			st.Compared++
 			res, err := matchName(t, dir, f, name, pre, st)
 			if err != nil {
 				return -1, maxSlots, err
@@ -154,11 +142,11 @@ func findTargetDentry(t *kernel.Task, dir *Inode, d *DentryPtr, f *Filename, use
 
 // matchName is f2fs_match_name: generic_ci_match when the lookup has a
 // casefolded name, else fscrypt_match_name.
-func matchName(t *kernel.Task, dir *Inode, f *Filename, deName []byte, pre *vfs.DecryptedNamePrealloc, st *lookupStats) (bool, error) {
+func matchName(t *kernel.Task, dir *Inode, f *Filename, deName []byte, pre *vfs.DecryptedNamePrealloc, st *libfs.LookupStats) (bool, error) {
 	if f.CfName != nil {
 		parent := ciParent(dir)
 		if parent.Crypt != nil {
-			st.decrypts++
+			st.Decrypts++
 		}
 		res, err := vfs.GenericCIMatch(t, &parent, f.UsrName, f.CfName, deName, pre)
 		return res > 0, err
@@ -183,9 +171,9 @@ func makeRef(d *DentryPtr, inline bool, page uint64, bitPos int) *DentryRef {
 }
 
 // findInInlineDir is f2fs_find_in_inline_dir.
-func findInInlineDir(t *kernel.Task, dir *Inode, f *Filename, useHash bool, pre *vfs.DecryptedNamePrealloc, st *lookupStats) (*DentryRef, error) {
+func findInInlineDir(t *kernel.Task, dir *Inode, f *Filename, useHash bool, pre *vfs.DecryptedNamePrealloc, st *libfs.LookupStats) (*DentryRef, error) {
 	d := dir.InlineDentryPtr()
-	st.blocks++
+	st.Blocks++
 	pos, _, err := findTargetDentry(t, dir, &d, f, useHash, pre, st)
 	if err != nil || pos < 0 {
 		return nil, err
@@ -197,7 +185,7 @@ func findInInlineDir(t *kernel.Task, dir *Inode, f *Filename, useHash bool, pre 
 // (with useHash), or of every bucket of the level (without). A hashed miss
 // that saw room for the name remembers the level (chash/clevel) for the
 // create that usually follows.
-func findInLevel(t *kernel.Task, dir *Inode, level uint32, f *Filename, useHash bool, pre *vfs.DecryptedNamePrealloc, st *lookupStats) (*DentryRef, error) {
+func findInLevel(t *kernel.Task, dir *Inode, level uint32, f *Filename, useHash bool, pre *vfs.DecryptedNamePrealloc, st *libfs.LookupStats) (*DentryRef, error) {
 	s := GetDentrySlots(len(f.DiskName))
 	nbucket := dirBuckets(level, dir.DirLevel)
 	nblock := bucketBlocks(level)
@@ -209,7 +197,7 @@ func findInLevel(t *kernel.Task, dir *Inode, level uint32, f *Filename, useHash 
 			room = true
 			return nil, nil
 		}
-		st.blocks++
+		st.Blocks++
 		d := MakeDentryPtrBlock(blk)
 		pos, maxSlots, err := findTargetDentry(t, dir, &d, f, useHash, pre, st)
 		if err != nil {
@@ -300,8 +288,8 @@ func shouldFallbackToLinear(dir *Inode) bool {
 func FindEntryFname(t *kernel.Task, dir *Inode, f *Filename) (*DentryRef, error) {
 	defer t.Trace("__f2fs_find_entry")()
 	t.Inc(EvFindEntry)
-	var st lookupStats
-	defer st.flush(t)
+	var st libfs.LookupStats
+	defer st.Flush(t, &lookupEvents)
 	var pre *vfs.DecryptedNamePrealloc
 	switch lookupPrealloc.Of(t.K.Patches()) {
 	case LookupPreallocBase:

@@ -29,19 +29,22 @@ func (a fileattr) SetFlags(t *kernel.Task, inode *vfs.Inode, flags uint32) error
 	return a.sbi.setflags(t, inode, flags)
 }
 
-// getflags is f2fs_fileattr_get's flags: casefold from i_flags, encrypt
-// from the inode, inline data for an inline directory.
+// getflags is f2fs_fileattr_get's flags: f2fs_iflags_to_fsflags of
+// i_flags (the index and casefold flags the model keeps), encrypt from the
+// inode, and inline data for an inline file or directory
+// (f2fs_has_inline_data || f2fs_has_inline_dentry).
 func (sbi *SuperBlock) getflags(inode *vfs.Inode) uint32 {
 	inode.Rwsem.RLock()
 	defer inode.Rwsem.RUnlock()
-	var fl uint32
+	fi := F2FS_I(inode)
+	fl := fi.IFlags & (IndexFL | CasefoldFL)
 	if inode.IsCasefolded() {
 		fl |= vfs.FS_CASEFOLD_FL
 	}
 	if inode.IsEncrypted() {
 		fl |= vfs.FS_ENCRYPT_FL
 	}
-	if inode.IsDir() && F2FS_I(inode).Inline {
+	if (inode.IsDir() && fi.Inline) || fi.inlineData {
 		fl |= vfs.FS_INLINE_DATA_FL
 	}
 	return fl
@@ -53,14 +56,14 @@ func (sbi *SuperBlock) getflags(inode *vfs.Inode) uint32 {
 // f2fs_setflags_common's checks: the casefold feature (EOPNOTSUPP), a
 // directory (other types cannot carry the flag: EOPNOTSUPP, as
 // f2fs_mask_flags drops it), empty (ENOTEMPTY). Flags f2fs cannot set
-// (vfs.FS_ENCRYPT_FL, vfs.FS_INLINE_DATA_FL) are ignored, as the kernel ignores
+// (vfs.FS_ENCRYPT_FL, vfs.FS_INLINE_DATA_FL, vfs.FS_INDEX_FL) are ignored, as the kernel ignores
 // flags outside F2FS_SETTABLE_FS_FL; other unknown flags are EOPNOTSUPP.
 func (sbi *SuperBlock) setflags(t *kernel.Task, inode *vfs.Inode, flags uint32) error {
 	defer t.Trace("f2fs_fileattr_set")()
 	if err := sbi.checkWritable(); err != nil {
 		return err
 	}
-	if flags&^(vfs.FS_CASEFOLD_FL|vfs.FS_ENCRYPT_FL|vfs.FS_INLINE_DATA_FL) != 0 {
+	if flags&^(vfs.FS_CASEFOLD_FL|vfs.FS_ENCRYPT_FL|vfs.FS_INLINE_DATA_FL|vfs.FS_INDEX_FL) != 0 {
 		return errno.EOPNOTSUPP
 	}
 	inode.Rwsem.Lock()

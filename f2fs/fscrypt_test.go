@@ -73,7 +73,7 @@ func TestFscryptNames(t *testing.T) {
 // have 32 bytes of ciphertext, so v2's buffer is 32+64 = 96 bytes, and the
 // 200-byte name's 224 bytes of ciphertext are decrypted into it.
 func TestFscryptSeed001(t *testing.T) {
-	for _, v := range LookupPrealloc.VariantNames() {
+	for _, v := range LookupPreallocPatch.VariantNames() {
 		tk, dir := fscryptDir(t, v)
 		for i := 0; i < 5; i++ {
 			mustAdd(t, tk, dir, fmt.Sprintf("f%d", i), uint32(100+i))
@@ -98,7 +98,7 @@ func TestFscryptSeed001(t *testing.T) {
 // kmallocs and names decrypted per create. (File data is not written: the
 // directory code is what the seed changes.)
 func BenchmarkSeed001Creates(b *testing.B) {
-	for _, v := range LookupPrealloc.VariantNames() {
+	for _, v := range LookupPreallocPatch.VariantNames() {
 		for _, mode := range []LookupMode{LookupAuto, LookupPerf} {
 			b.Run(fmt.Sprintf("%s/lookup_mode=%s", v, mode), func(b *testing.B) {
 				b.ReportAllocs()

@@ -53,7 +53,7 @@ const testNonce = "0123456789abcdef"
 func newTestTask(tb testing.TB, variant string) *kernel.Task {
 	var set patch.Set
 	if variant != "" {
-		set = set.MustWith(LookupPrealloc, variant)
+		set = set.MustWith(LookupPreallocPatch, variant)
 	}
 	tk := kernel.NewWith(kernel.Config{Patches: set}).NewTask("test")
 	tk.EnableCounting()

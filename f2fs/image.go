@@ -546,7 +546,9 @@ const (
 	nodeTypeXattr    = 2 // NODE_TYPE_XATTR
 	nodeTypeNonInode = 3 // NODE_TYPE_NON_INODE
 	// xattrNodeOffset is XATTR_NODE_OFFSET, ofs_of_node of an xattr node.
-	xattrNodeOffset = 0xFFFFFFFF << offsetBitShift >> offsetBitShift
+	// (((unsigned int)-1) << OFFSET_BIT_SHIFT) >> OFFSET_BIT_SHIFT, in
+	// 32 bits: 0x1fffffff.
+	xattrNodeOffset = uint32(0xFFFFFFFF<<offsetBitShift&0xFFFFFFFF) >> offsetBitShift
 )
 
 // readNode is read_node_folio (__get_node_folio): node nid's block,

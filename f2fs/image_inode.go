@@ -140,6 +140,8 @@ func (sbi *SuperBlock) readInode(t *kernel.Task, ino uint32) (*Inode, error) {
 				return fail(err)
 			}
 		}
+	case SIfchr, SIfblk, SIfifo, SIfsock:
+		vfs.InitSpecialInode(t, &fi.Inode, mode, inodeRdev(n, extra/4))
 	}
 	return fi, nil
 }
@@ -154,15 +156,15 @@ func (sbi *SuperBlock) forgetInode(t *kernel.Task, fi *Inode) {
 	vfs.ClearInode(&fi.Inode)
 }
 
-// readXattrs is read_all_xattrs into the inode's xattrs: the inline xattr
-// area (the last xaddrs words of i_addr), then the xattr node's block.
-// Errors: those of readNode, EFSCORRUPTED for a corrupt entry (with
-// __find_xattr's "inode (%lu) has corrupted xattr").
+// readXattrs is read_all_xattrs for the inode's xattrs: the inline xattr
+// area (the last xaddrs words of i_addr), then the xattr node's block,
+// checked entry by entry. Errors: those of readNode, EFSCORRUPTED for a
+// corrupt entry (with __find_xattr's "inode (%lu) has corrupted xattr").
 func (sbi *SuperBlock) readXattrs(t *kernel.Task, fi *Inode, n Node, xaddrs int) error {
-	var buf []byte
+	var inline, node []byte
 	if xaddrs > 0 {
 		off := inodeIAddrOff + 4*(DefAddrsPerInode-xaddrs)
-		buf = append(buf, n[off:off+4*xaddrs]...)
+		inline = n[off : off+4*xaddrs]
 	}
 	if xnid := n.XattrNid(); xnid != 0 {
 		if xnid < reservedNodeNum || xnid >= sbi.img.maxNid {
@@ -173,18 +175,14 @@ func (sbi *SuperBlock) readXattrs(t *kernel.Task, fi *Inode, n Node, xaddrs int)
 		if err != nil {
 			return err
 		}
-		buf = append(buf, xn[:validXattrBlockSize]...)
+		node = xn[:validXattrBlockSize]
 	}
-	xs, err := parseXattrs(buf)
-	if err != nil {
+	if _, err := parseXattrs(append(append([]byte(nil), inline...), node...)); err != nil {
 		sbi.warn(t, "inode (%d) has corrupted xattr", fi.Ino())
 		return err
 	}
-	for _, x := range xs {
-		if err := fi.xattrs.Set(x.Index, x.Name, x.Value, false); err != nil {
-			return err
-		}
-	}
+	fi.loadXattrs(inline, node)
+	fi.loadAdvise(n)
 	return nil
 }
 
@@ -269,8 +267,16 @@ func (sbi *SuperBlock) mapData(t *kernel.Task, fi *Inode, n Node, npages uint64)
 // inlineData returns the inode's inline data area (inline_data_addr, of
 // MAX_INLINE_DATA bytes).
 func (fi *Inode) inlineDataArea() []byte {
-	off := inlineDataOff(fi.extraIsize)
-	return fi.Node[off : off+maxInlineData(fi.extraIsize, fi.xattrAddrs)]
+	if fi.Node == nil {
+		// A new inline file: its inode block is made when first needed.
+		fi.Node = make([]byte, BlockSize)
+	}
+	// A new inode's layout is f2fs_new_inode's (extraIsizeOr,
+	// inlineXattrAddrs), as the image writer lays its inode block out:
+	// MAX_INLINE_DATA is 3488 bytes with the default inline_xattr.
+	extra := fi.extraIsizeOr(fi.SB)
+	off := inlineDataOff(extra)
+	return fi.Node[off : off+maxInlineData(extra, fi.inlineXattrAddrs())]
 }
 
 // readSymlink reads a symlink's target (page_get_link's page: the inline
@@ -298,9 +304,10 @@ func (sbi *SuperBlock) readSymlink(t *kernel.Task, fi *Inode, size uint64) error
 // inlineAops are f2fs_dblock_aops over the generic block paths, with
 // f2fs_read_inline_data and f2fs_write_inline_data for a file whose data
 // is inline (FI_INLINE_DATA): page 0 is the inline area, the rest of it
-// zeroes. A write(2) to an inline file first moves the data to a block
-// (f2fs_convert_inline_inode; the kernel keeps a write that fits inline,
-// a simplification of the model); truncation stays inline.
+// zeroes. A write(2) that ends within MAX_INLINE_DATA keeps the data
+// inline, one that reaches past it first moves the data to a block
+// (fs/f2fs/data.c prepare_write_begin: f2fs_do_read_inline_data, else
+// f2fs_convert_inline_page); truncation stays inline.
 type inlineAops struct{ vfs.AddressSpaceOperations }
 
 // ReadFolio implements vfs.AddressSpaceOperations.
@@ -321,7 +328,13 @@ func (a inlineAops) WriteBegin(t *kernel.Task, inode *vfs.Inode, index uint64, o
 	if err := F2FS_I(inode).SB.checkWritable(); err != nil {
 		return err
 	}
-	if err := convertInlineInode(t, F2FS_I(inode)); err != nil {
+	fi := F2FS_I(inode)
+	if fi.inlineData && index == 0 && off+n <= len(fi.inlineDataArea()) {
+		// pos + len <= MAX_INLINE_DATA(inode): the page is the inline
+		// data, and writeback puts it back there.
+		return a.ReadFolio(t, inode, index, page)
+	}
+	if err := convertInlineInode(t, fi); err != nil {
 		return err
 	}
 	return a.AddressSpaceOperations.WriteBegin(t, inode, index, off, n, page)

@@ -1,6 +1,7 @@
 package f2fs
 
 import (
+	"encoding/binary"
 	"sort"
 	"sync"
 
@@ -92,10 +93,15 @@ func (a *imageAlloc) Free(addr uint32) {
 func (sbi *SuperBlock) scanNat() (uint32, error) {
 	im := sbi.img
 	last := uint32(RootIno)
+	// The NAT blocks are read without materialising the holes of a
+	// sparse device (most of a new filesystem's NAT).
+	var b [BlockSize]byte
 	for nid := uint32(0); nid < im.maxNid; nid += NatEntryPerBlock {
-		b := sbi.metaBlock(im.currentNatAddr(nid))
-		if b == nil {
+		if _, err := sbi.Dev.ReadAt(b[:], int64(im.currentNatAddr(nid))*BlockSize); err != nil {
 			return 0, errno.EIO
+		}
+		if b == ([BlockSize]byte{}) {
+			continue
 		}
 		for i := uint32(0); i < NatEntryPerBlock && nid+i < im.maxNid; i++ {
 			if e := decodeNatEntry(b[i*natEntrySize:]); e.BlockAddr != NullAddr && nid+i > last {
@@ -248,8 +254,16 @@ func (sbi *SuperBlock) buildNodes(t *kernel.Task, fi *Inode, parent parentName, 
 	im := sbi.img
 	extra := fi.extraIsize
 	xaddrs := fi.xattrAddrs
+	if !fi.onDisk {
+		extra = im.newExtraIsize()
+		xaddrs = DefaultInlineXattrAddrs
+		if fi.IsDir() {
+			extra, xaddrs = fi.Geo.ExtraIsize, fi.Geo.InlineXattrAddrs
+		}
+	}
 	if fi.inlineData && fi.Size() > int64(maxInlineData(extra, xaddrs)) {
-		// An inline file extended by truncate: f2fs_setattr converts it
+		// An inline file extended by truncate (a new inode's with the layout
+		// it is written with): f2fs_setattr converts it
 		// (f2fs_convert_inline_inode) before i_size grows past
 		// MAX_INLINE_DATA.
 		if err := convertInlineInode(t, fi); err != nil {
@@ -260,23 +274,9 @@ func (sbi *SuperBlock) buildNodes(t *kernel.Task, fi *Inode, parent parentName, 
 	if fi.Node != nil {
 		copy(n, fi.Node)
 	}
-	if !fi.onDisk {
-		extra = im.newExtraIsize()
-		xaddrs = DefaultInlineXattrAddrs
-		if fi.IsDir() {
-			extra, xaddrs = fi.Geo.ExtraIsize, fi.Geo.InlineXattrAddrs
-		}
-	}
 	mode := fi.Mode()
 	n.put16(iMode, uint16(mode))
-	adv := n.Advise() &^ (FadviseEncryptBit | FadviseEncNameBit)
-	if fi.IsEncrypted() {
-		adv |= FadviseEncryptBit
-		if fi.IsDir() {
-			adv |= FadviseEncNameBit
-		}
-	}
-	n[iAdvise] = adv
+	n[iAdvise] = fi.iAdvise()
 	inl := uint8(0)
 	if extra > 0 {
 		inl |= ExtraAttr
@@ -307,21 +307,27 @@ func (sbi *SuperBlock) buildNodes(t *kernel.Task, fi *Inode, parent parentName, 
 		clear(n[inodeIAddrOff+4*base : inodeIAddrOff+4*(DefAddrsPerInode-xaddrs)])
 	}
 	clear(n[inodeINidOff : inodeINidOff+4*DefNidsPerInode])
-	// Inline xattrs: the encryption context.
+	// The xattrs: the joined buffer's inline part in i_addr's tail, the
+	// rest in the xattr node (write_all_xattrs).
+	xb := fi.xattr.buf
 	if xaddrs > 0 {
 		xoff := inodeIAddrOff + 4*(DefAddrsPerInode-xaddrs)
-		var xs []Xattr
-		var ctx [64]byte
-		if k, err := fi.xattrs.Get(XattrIndexEncryption, "c", ctx[:]); err == nil {
-			xs = append(xs, Xattr{Index: XattrIndexEncryption, Name: "c", Value: ctx[:k]})
-		}
-		if !encodeXattrs(n[xoff:xoff+4*xaddrs], xs) {
-			return nil, errno.ENOSPC
+		clear(n[xoff : xoff+4*xaddrs])
+		if xb != nil {
+			copy(n[xoff:xoff+4*xaddrs], xb)
 		}
 	}
 	ino := fi.nid()
 	inode := &wnode{nid: ino, ino: ino, ofs: 0, cold: !fi.IsDir(), blk: n}
 	nodes := []*wnode{inode}
+	if fi.xattr.node && xb != nil {
+		xn := &wnode{nid: *nextNid, ino: ino, ofs: xattrNodeOffset, cold: true, blk: Node(make([]byte, BlockSize))}
+		*nextNid++
+		inline := 4 * xaddrs
+		copy(xn.blk, xb[inline:inline+validXattrBlockSize])
+		n.put32(iXattrNid, xn.nid)
+		nodes = append(nodes, xn)
+	}
 	var blocks uint64
 	switch {
 	case fi.IsDir() && fi.Inline:
@@ -358,6 +364,9 @@ func (sbi *SuperBlock) buildNodes(t *kernel.Task, fi *Inode, parent parentName, 
 		}
 		nodes = append(nodes, ns...)
 		blocks = nb
+		if m := mode & SIfmt; m == SIfchr || m == SIfblk {
+			setInodeRdev(n, base, fi.Rdev())
+		}
 	}
 	n[iInline] = inl
 	n.put64(iBlocks, blocks+uint64(len(nodes)))
@@ -442,6 +451,10 @@ func (fi *Inode) extraIsizeOr(sbi *SuperBlock) int {
 	}
 	if fi.IsDir() {
 		return fi.Geo.ExtraIsize
+	}
+	if sbi.img == nil {
+		// The growing device: vfslab's own layout, no extra_attr.
+		return 0
 	}
 	return sbi.img.newExtraIsize()
 }
@@ -560,11 +573,22 @@ func (sbi *SuperBlock) writeCheckpoint(t *kernel.Task, inodes []*Inode, nodes []
 	}
 	// NAT: every entry of the copy in use, the reserved nids 1 and 2 kept.
 	addrOf := map[uint32]*wnode{}
+	natBlocks := map[uint32]bool{} // the NAT blocks that get an entry
 	for _, w := range nodes {
 		addrOf[w.nid] = w
+		natBlocks[w.nid/NatEntryPerBlock] = true
 	}
+	var cur [BlockSize]byte
 	for nid := uint32(0); nid < im.maxNid; nid += NatEntryPerBlock {
-		b := sbi.metaBlock(im.currentNatAddr(nid))
+		addr := im.currentNatAddr(nid)
+		// A NAT block of zeroes that gets no entry stays as it is (a
+		// hole of a sparse device stays a hole).
+		if nid >= reservedNodeNum && !natBlocks[nid/NatEntryPerBlock] {
+			if _, err := sbi.Dev.ReadAt(cur[:], int64(addr)*BlockSize); err == nil && cur == ([BlockSize]byte{}) {
+				continue
+			}
+		}
+		b := sbi.metaBlock(addr)
 		for i := uint32(0); i < NatEntryPerBlock && nid+i < im.maxNid; i++ {
 			id := nid + i
 			if id < reservedNodeNum {
@@ -601,6 +625,13 @@ func (sbi *SuperBlock) writeCheckpoint(t *kernel.Task, inodes []*Inode, nodes []
 	c.CkptFlags = CpUmountFlag | CpCompactSumFlag | im.ckpt.CkptFlags&CpLargeNatBitmapFlag
 	c.CpPackStartSum = 1 + im.raw.CpPayload
 	c.CpPackTotalBlockCount = c.CpPackStartSum + 1 + NrCursegNodeType + 1
+	// nat_bits (update_ckpt_flags at CP_UMOUNT): kept while they fit
+	// after the pack in its segment.
+	natBitsBytes := im.raw.SegmentCountNat << 5
+	natBitsBlocks := (natBitsBytes<<1 + 8 + BlockSize - 1) / BlockSize
+	if im.ckpt.CkptFlags&CpNatBitsFlag != 0 && c.CpPackTotalBlockCount+natBitsBlocks <= bps {
+		c.CkptFlags |= CpNatBitsFlag
+	}
 	c.ValidNodeCount = uint32(len(nodes))
 	c.ValidInodeCount = uint32(len(inodes))
 	c.NextFreeNid = nextNid
@@ -624,6 +655,9 @@ func (sbi *SuperBlock) writeCheckpoint(t *kernel.Task, inodes []*Inode, nodes []
 		sums[s].Encode(sbi.Dev.Block(start + c.CpPackStartSum + 1 + uint32(i)))
 	}
 	copy(sbi.Dev.Block(start+c.CpPackTotalBlockCount-1), cpBlk)
+	if c.CkptFlags&CpNatBitsFlag != 0 {
+		sbi.writeNatBits(im, c, cpBlk, start+bps-natBitsBlocks, natBitsBytes, natBitsBlocks)
+	}
 	// The in-memory state follows the new checkpoint.
 	im.ckpt, im.cpStart, im.cpPack = c, start, 3-im.cpPack
 	copy(im.sit, sit)
@@ -632,6 +666,39 @@ func (sbi *SuperBlock) writeCheckpoint(t *kernel.Task, inodes []*Inode, nodes []
 	sbi.nextNid = max(sbi.nextNid, nextNid)
 	sbi.mu.Unlock()
 	return nil
+}
+
+// writeNatBits is do_checkpoint's write of the nat_bits at CP_UMOUNT
+// (__update_nat_bits for every NAT block, then the blocks at the end of
+// the pack's segment): the checkpoint's version and CRC, then a bit per
+// NAT block whose entries are all in use (full_nat_bits) and one per NAT
+// block with none (empty_nat_bits; nid 0 counts as in use).
+func (sbi *SuperBlock) writeNatBits(im *imageInfo, c *Checkpoint, cpBlk []byte, addr, natBitsBytes, natBitsBlocks uint32) {
+	bits := make([]byte, natBitsBlocks*BlockSize)
+	crc := binary.LittleEndian.Uint32(cpBlk[c.ChecksumOffset:])
+	binary.LittleEndian.PutUint64(bits, c.CheckpointVer|uint64(crc)<<32)
+	full, empty := bits[8:8+natBitsBytes], bits[8+natBitsBytes:8+2*natBitsBytes]
+	for blk := uint32(0); blk < natBitsBytes*8; blk++ {
+		nid := blk * NatEntryPerBlock
+		valid := uint32(0)
+		if nid < im.maxNid {
+			b := sbi.metaBlock(im.currentNatAddr(nid))
+			for i := uint32(0); i < NatEntryPerBlock && b != nil; i++ {
+				if (blk == 0 && i == 0) || binary.LittleEndian.Uint32(b[i*natEntrySize+5:]) != 0 {
+					valid++
+				}
+			}
+		}
+		switch valid {
+		case 0:
+			empty[blk/8] |= 1 << (blk % 8)
+		case NatEntryPerBlock:
+			full[blk/8] |= 1 << (blk % 8)
+		}
+	}
+	for i := uint32(0); i < natBitsBlocks; i++ {
+		copy(sbi.Dev.Block(addr+i), bits[i*BlockSize:])
+	}
 }
 
 // reset rebuilds the allocator's maps from the SIT just written.

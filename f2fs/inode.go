@@ -15,12 +15,15 @@ import (
 type Device = vfs.BlockDevice
 
 // NewDevice returns an empty device.
-func NewDevice() *Device { return vfs.NewBlockDevice() }
+func NewDevice() *Device { return vfs.NewGrowingBlockDevice() }
 
 // Inode flags (fi->i_flags) the directory code tests.
 const (
 	// CasefoldFL is F2FS_CASEFOLD_FL.
 	CasefoldFL uint32 = 0x40000000
+	// IndexFL is F2FS_INDEX_FL, which f2fs_new_inode gives every new
+	// directory (lsattr's "I").
+	IndexFL uint32 = 0x00001000
 )
 
 // Inode is struct f2fs_inode_info (fs/f2fs/f2fs.h): the VFS inode it
@@ -60,8 +63,10 @@ type Inode struct {
 	// addresses (the dnodes); a regular file's pages are the VFS inode's
 	// i_data, whose lock protects data
 	// for regular files.
-	data   vfs.BlockMap
-	xattrs vfs.SimpleXattrs
+	data vfs.BlockMap
+	// xattrSem is i_xattr_sem; xattr the attributes (xattr.go).
+	xattrSem sync.RWMutex
+	xattr    xattrState
 	// mu protects target.
 	mu     sync.Mutex
 	target []byte

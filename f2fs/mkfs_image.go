@@ -311,8 +311,11 @@ func mkfsImage(t *kernel.Task, dev *vfs.BlockDevice, args []string) error {
 		s.UUID[6] = s.UUID[6]&0x0f | 0x40 // a version 4 UUID, as uuid_generate makes
 		s.UUID[8] = s.UUID[8]&0x3f | 0x80
 	}
-	for a := uint32(0); a < dev.Blocks(); a++ {
-		clear(dev.Block(a))
+	// The device discarded (f2fs_trim_devices, whose discard zeroes):
+	// every block reads as zeroes and, on the sparse device, holds no
+	// memory.
+	if err := dev.Discard(0, int64(dev.Blocks())*BlockSize); err != nil {
+		return err
 	}
 	const bps = 512
 	main := s.MainBlkaddr
@@ -404,7 +407,8 @@ func mkfsImage(t *kernel.Task, dev *vfs.BlockDevice, args []string) error {
 	copy(dev.Block(seg0+5), cpBlk)
 	if flags&CpNatBitsFlag != 0 {
 		bits := make([]byte, natBitsBlocks*BlockSize)
-		binary.LittleEndian.PutUint64(bits, uint64(binary.LittleEndian.Uint32(cpBlk[cpChksumOffset:])))
+		// The checkpoint's version and CRC (get_cp_crc).
+		binary.LittleEndian.PutUint64(bits, cp.CheckpointVer|uint64(binary.LittleEndian.Uint32(cpBlk[cpChksumOffset:]))<<32)
 		empty := bits[8+natBitsBytes : 8+2*natBitsBytes]
 		for i := range empty {
 			empty[i] = 0xff

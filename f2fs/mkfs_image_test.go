@@ -150,9 +150,9 @@ func TestMkfsImageMount(t *testing.T) {
 // cloneDevice copies a device (a mounted root cannot be unmounted to
 // release its device).
 func cloneDevice(d *vfs.BlockDevice) *vfs.BlockDevice {
-	n := vfs.NewBlockDeviceSize(d.Blocks())
-	for a := uint32(0); a < d.Blocks(); a++ {
-		copy(n.Block(a), d.Block(a))
+	n, err := d.Clone()
+	if err != nil {
+		panic(err)
 	}
 	return n
 }

@@ -105,6 +105,15 @@ func (sbi *SuperBlock) newInode(t *kernel.Task, dir *Inode, mode uint32) (*Inode
 		discard(t, fi)
 		return nil, err
 	}
+	// f2fs_new_inode: F2FS_INDEX_FL on a directory; FI_INLINE_DATA on a
+	// regular file when f2fs_may_inline_data (inline_data is on by
+	// default), which fscrypt's post-read decryption rules out.
+	switch {
+	case fi.IsDir():
+		fi.IFlags |= IndexFL
+	case mode&vfs.S_IFMT == vfs.S_IFREG && !fi.IsEncrypted():
+		fi.inlineData = true
+	}
 	return fi, nil
 }
 

@@ -118,7 +118,7 @@ func (o Options) MountData() string {
 }
 
 // ParseMkfsArgs reads the arguments of mkfs.f2fs that the model knows: -O
-// with the features encrypt and casefold, and -C encoding[:flags] with
+// with the features encrypt, casefold and extra_attr, and -C encoding[:flags] with
 // the utf8 encoding and the flags strict and hashonly (f2fs-tools' -C
 // utf8:strict,hashonly), which turns casefold on. Errors name the bad
 // argument.
@@ -138,6 +138,10 @@ func ParseMkfsArgs(args []string) (Options, error) {
 					o.NoEncrypt = false
 				case "casefold":
 					o.Casefold = true
+				case "extra_attr":
+					// Accepted, as f2fs-tools does (and the image mkfs
+					// writes it); the device in the model's own layout
+					// keeps its inodes' inline geometry.
 				case "":
 				default:
 					return o, fmt.Errorf("mkfs.f2fs: Error: Wrong features %s", f)

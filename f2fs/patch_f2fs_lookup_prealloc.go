@@ -2,7 +2,7 @@ package f2fs
 
 import "github.com/vfslab/vfslab/patch"
 
-// LookupPrealloc is seed 001, "f2fs: improve the performance of
+// LookupPreallocPatch is seed 001, "f2fs: improve the performance of
 // f2fs_lookup": a decrypted_name_prealloc buffer threaded through
 // __f2fs_find_entry -> find_in_level -> find_in_block ->
 // f2fs_find_target_dentry -> f2fs_match_name -> generic_ci_match, so that
@@ -32,7 +32,7 @@ import "github.com/vfslab/vfslab/patch"
 // lookup_mode=auto does; upstream's default since the option was added,
 // lookup_mode=perf, never falls back, and the three variants then do the
 // same work.
-var LookupPrealloc = patch.Register(&patch.Patch{
+var LookupPreallocPatch = patch.Register(&patch.Patch{
 	ID:      "f2fs-lookup-prealloc",
 	Seed:    "001",
 	Subject: "[PATCH v2] f2fs: improve the performance of f2fs_lookup",
@@ -50,7 +50,7 @@ var LookupPrealloc = patch.Register(&patch.Patch{
 	},
 })
 
-// LookupPreallocVariant is a variant of LookupPrealloc, in Variants order.
+// LookupPreallocVariant is a variant of LookupPreallocPatch, in Variants order.
 type LookupPreallocVariant uint8
 
 // The f2fs-lookup-prealloc variants.
@@ -62,4 +62,4 @@ const (
 
 // lookupPrealloc reads the f2fs-lookup-prealloc variant of a machine's
 // patch set.
-var lookupPrealloc = patch.Bind[LookupPreallocVariant](LookupPrealloc)
+var lookupPrealloc = patch.Bind[LookupPreallocVariant](LookupPreallocPatch)

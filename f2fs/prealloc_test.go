@@ -69,7 +69,7 @@ func TestSeed001Allocations(t *testing.T) {
 		"v2":   {decrypts: 22, compared: 22, kmallocs: 22 + fscryptKmallocs, preallocs: 22},
 		"v4":   {decrypts: 22, compared: 22, kmallocs: 1 + fscryptKmallocs, preallocs: 1},
 	}
-	for _, v := range LookupPrealloc.VariantNames() {
+	for _, v := range LookupPreallocPatch.VariantNames() {
 		tk, dir := seedDir(t, v, shortNames(20)...)
 		base := tk.Stats.Clone()
 		got, err := measureMiss(t, tk, dir, "absent")
@@ -91,7 +91,7 @@ func TestSeed001Allocations(t *testing.T) {
 // simulator boundary. base and v4 find nothing wrong.
 func TestSeed001V2OutOfBounds(t *testing.T) {
 	names := append(shortNames(5), strings.Repeat("L", 200))
-	for _, v := range LookupPrealloc.VariantNames() {
+	for _, v := range LookupPreallocPatch.VariantNames() {
 		tk, dir := seedDir(t, v, names...)
 		_, err := measureMiss(t, tk, dir, "absent")
 		bug, isBug := kernel.AsBug(err)
@@ -122,7 +122,7 @@ func TestSeed001V2OutOfBounds(t *testing.T) {
 // shorter than any ciphertext, which fscrypt_fname_disk_to_usr refuses
 // with EUCLEAN.
 func TestSeed001ErrorPathFreesPrealloc(t *testing.T) {
-	for _, v := range LookupPrealloc.VariantNames() {
+	for _, v := range LookupPreallocPatch.VariantNames() {
 		tk, dir := seedDir(t, v, shortNames(5)...)
 		d := MakeDentryPtrBlock(dir.findDataBlock(0))
 		e := d.Entry(2)
@@ -321,7 +321,7 @@ func TestSeed001FaultInjection(t *testing.T) {
 		{"v2", "F01"}:      prefix + "pre:ok req:DOUBLE-FREE",
 		{"v4", "F01"}:      prefix + "pre:ok req:USE-AFTER-FREE",
 	}
-	for _, v := range LookupPrealloc.VariantNames() {
+	for _, v := range LookupPreallocPatch.VariantNames() {
 		for _, name := range []string{"absent", "F01"} {
 			got := faultSequence(t, v, name)
 			w := strings.TrimSpace(want[[2]string{v, name}])

@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 )
 
 // findLinear searches every bucket of every level (use_hash=false) whatever
@@ -18,7 +19,7 @@ func findLinear(tk *kernel.Task, dir *Inode, name string) (*DentryRef, error) {
 		return nil, err
 	}
 	defer FreeFilename(tk, dir, &f)
-	var st lookupStats
+	var st libfs.LookupStats
 	if dir.Inline {
 		return findInInlineDir(tk, dir, &f, false, nil, &st)
 	}

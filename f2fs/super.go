@@ -21,7 +21,12 @@ import (
 //
 // or let Mount or Boot format a fresh device with Options. A new
 // filesystem has an empty root directory, inode 3.
-var Type = &vfs.FileSystemType{Name: "f2fs", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfsDevice, FeatureArgs: featureArgs}
+//
+// /sys/fs/f2fs/features lists what the model implements of the kernel's
+// f2fs_feat_attrs: encryption, casefold and encrypted_casefold; not
+// verity or compression (neither is modelled).
+var Type = &vfs.FileSystemType{Name: "f2fs", RequiresDev: true, FillSuper: fillSuper, Mkfs: mkfsDevice, FeatureArgs: featureArgs,
+	SysfsFeatures: []string{"encryption", "casefold", "encrypted_casefold"}, Magic: 0xF2F52010}
 
 // Encoding flags of the superblock (s_encoding_flags; F2FS_ENC_*_FL in
 // include/linux/f2fs_fs.h, copied into sb->s_encoding_flags as
@@ -234,18 +239,32 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 		sbi.opts.Strict = vsb.EncodingStrict
 	}
 	sbi.dirOps, sbi.dirFileOps = &dirOps{sbi: sbi}, &dirFileOps{sbi: sbi}
-	sbi.fileOps, sbi.fileFileOps = libfs.RegularFile("f2fs", sbi.ioctl)
-	sbi.symlinkOps = libfs.Symlink(func(i *vfs.Inode) []byte { return F2FS_I(i).target })
+	sbi.fileOps, sbi.fileFileOps = libfs.RegularFile("f2fs", sbi.ioctl, libfs.WithFiemap(
+		func(i *vfs.Inode) *vfs.BlockMap { return &F2FS_I(i).data },
+		// f2fs_fiemap: every extent is FIEMAP_EXTENT_MERGED, an encrypted
+		// file's also FIEMAP_EXTENT_DATA_ENCRYPTED.
+		func(i *vfs.Inode) uint32 {
+			if i.IsEncrypted() {
+				return vfs.FIEMAP_EXTENT_MERGED | vfs.FIEMAP_EXTENT_DATA_ENCRYPTED
+			}
+			return vfs.FIEMAP_EXTENT_MERGED
+		}))
+	sbi.fileOps = libfs.WithListxattr(sbi.fileOps, listxattr)
+	sbi.symlinkOps = libfs.WithListxattr(libfs.Symlink(func(i *vfs.Inode) []byte { return F2FS_I(i).target }), listxattr)
 	sbi.aops = inlineAops{vfs.BlockAops(func(i *vfs.Inode) *vfs.BlockMap { return &F2FS_I(i).data })}
 	sbi.XattrCrypt = libfs.XattrCrypt{
-		Xattrs:    func(i *vfs.Inode) *vfs.SimpleXattrs { return &F2FS_I(i).xattrs },
+		Xattrs:    func(i *vfs.Inode) libfs.XattrStore { return (*inodeXattrs)(F2FS_I(i)) },
 		KeyPrefix: "f2fs:", // f2fs_cryptops.legacy_key_prefix
 		Empty:     func(t *kernel.Task, i *vfs.Inode) bool { return EmptyDir(t, F2FS_I(i)) },
-		// f2fs's data unit is the block.
-		Subblock: false,
+		// f2fs_cryptops.supports_subblock_data_units (fs/f2fs/super.c,
+		// since Linux 6.7): data units smaller than the 4 KiB block.
+		Subblock: true,
+		// f2fs_has_stable_inodes: f2fs never renumbers inodes.
+		StableInodes: func() bool { return true },
 	}
 	vsb.FsInfo = sbi
 	vsb.SetOps(sbi)
+	vsb.SetXattrHandlers(xattrHandlers)
 	vsb.SetBlockBits(12, maxFileSize)
 	if !sbi.opts.NoEncrypt {
 		vsb.SetCop(sbi)
@@ -265,12 +284,16 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 			vfs.Iput(t, &root.Inode)
 			return err
 		}
+		sbi.mountedMsg(t)
 		return nil
 	}
 	root, err := sbi.allocInode(t, RootIno, vfs.S_IFDIR|0o755)
 	if err != nil {
 		return err
 	}
+	// mkfs.f2fs (f2fs_write_root_inode) gives the root a dentry block:
+	// it is not inline.
+	root.Inline = false
 	if err := MakeEmptyDir(t, root, RootIno, SIfdir|0o755); err != nil {
 		discard(t, root)
 		return err
@@ -280,8 +303,36 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 		discard(t, root)
 		return err
 	}
+	sbi.mountedMsg(t)
 	return nil
 }
+
+// CP_NAT_BITS_FLAG is the checkpoint flag of a pack that carries nat_bits.
+const CP_NAT_BITS_FLAG = 0x00000080
+
+// mountedMsg is what f2fs_fill_super logs on the way and at its end: the
+// encoding (f2fs_setup_casefold), "Found nat_bits in checkpoint"
+// (f2fs_init_nat_bits, when the checkpoint has them) and the checkpoint
+// version. A device in the model's own layout has no checkpoint: it stands
+// for what mkfs.f2fs leaves, whose first checkpoint has nat_bits, at
+// version 1.
+func (sbi *SuperBlock) mountedMsg(t *kernel.Task) {
+	if sbi.Encoding != nil {
+		sbi.info(t, "%s", sbi.vsb.EncodingMsg(sbi.EncodingFlags))
+	}
+	natBits, ver := true, uint64(1)
+	if sbi.img != nil {
+		natBits, ver = sbi.img.ckpt.CkptFlags&CP_NAT_BITS_FLAG != 0, sbi.img.ckpt.CheckpointVer
+	}
+	if natBits {
+		sbi.info(t, "Found nat_bits in checkpoint")
+	}
+	sbi.info(t, "Mounted with checkpoint version = %x", ver)
+}
+
+// Mounted implements vfs.MountLogger: vfs.MountSuper stands for a new
+// f2fs_fill_super of what the device holds.
+func (sbi *SuperBlock) Mounted(t *kernel.Task) { sbi.mountedMsg(t) }
 
 // maxFileSize is the largest file of the model (s_maxbytes): 4 KiB blocks
 // addressed by 32-bit page indexes.
@@ -358,6 +409,9 @@ func (sbi *SuperBlock) allocInode(t *kernel.Task, ino uint32, mode uint32) (*Ino
 		fi.Op, fi.Fop = sbi.dirOps, sbi.dirFileOps
 	case vfs.S_IFLNK:
 		fi.Op, fi.Fop = sbi.symlinkOps, vfs.NoFileOps{}
+	case vfs.S_IFCHR, vfs.S_IFBLK, vfs.S_IFIFO, vfs.S_IFSOCK:
+		// The caller's init_special_inode sets i_fop (special.go).
+		fi.Op, fi.Fop = specialInodeOps, vfs.NoFileOps{}
 	default:
 		fi.Data.Host, fi.Data.Ops = &fi.Inode, sbi.aops
 		fi.Op, fi.Fop = sbi.fileOps, sbi.fileFileOps
@@ -387,7 +441,7 @@ func (sbi *SuperBlock) EvictInode(t *kernel.Task, inode *vfs.Inode) {
 		fi.Data.Lock()
 		fi.truncateBlocks(0)
 		fi.Data.Unlock()
-		fi.xattrs.Free()
+		fi.xattr = xattrState{}
 		sbi.freeNid(fi.nid())
 		inodeInfoCache.Free(&t.Ctx)
 	}

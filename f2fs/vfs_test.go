@@ -61,56 +61,7 @@ func TestVFSSmoke(t *testing.T) {
 			if st, err := e.P.Stat(e.T, "/a"); err != nil || st.Size != int64(pages[len(pages)-1]+1)*f2fs.BlockSize || f2fs.F2FS_I(&d.Inode) != d {
 				t.Fatalf("stat /a: %+v %v, pages %v", st, err, pages)
 			}
-			if got := len(e.List("/a")); got != 303 {
-				t.Fatalf("%d entries listed", got)
-			}
-			for i := 0; i < 300; i += 2 {
-				e.Must(e.P.Unlink(e.T, fmt.Sprintf("/a/name-number-%03d", i)))
-			}
-			e.Must(e.P.Rename(e.T, "/a/f", "/g", 0))
-			e.Must(e.P.Mkdir(e.T, "/a/sub", 0o755))
-			e.Must(e.P.Rename(e.T, "/a/sub", "/sub2", 0))
-			e.check("/a")
-			e.check("/")
-			e.check("/sub2")
-			if st, err := e.P.Stat(e.T, "/"); err != nil || st.Nlink != 4 {
-				t.Fatalf("root: %v %v", st, err)
-			}
-			if err := e.P.Rmdir(e.T, "/a"); err != errno.ENOTEMPTY {
-				t.Fatal(err)
-			}
-			e.Must(e.P.Symlink(e.T, "g", "/l"))
-			if got, err := e.Read("/l"); err != nil || got != big {
-				t.Fatal(err)
-			}
-			e.Must(e.P.Link(e.T, "/g", "/a/hard"))
-			if st, _ := e.P.Stat(e.T, "/g"); st.Nlink != 2 {
-				t.Fatal(st)
-			}
-			e.Must(e.P.Rename(e.T, "/g", "/a/hard", vfs.RENAME_EXCHANGE))
-			e.Must(e.P.Rename(e.T, "/sub2", "/l", vfs.RENAME_EXCHANGE))
-			e.check("/")
-			e.check("/a")
-			if _, err := e.P.Stat(e.T, "/sub2/../a/hard"); err != errno.ENOTDIR && err != errno.ENOENT {
-				t.Log(err)
-			}
-			if opts.Casefold {
-				var fl uint32 = vfs.FS_CASEFOLD_FL
-				e.Must(e.P.Mkdir(e.T, "/ci", 0o755))
-				fd, err := e.P.Open(e.T, "/ci", vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
-				e.Must(err)
-				_, err = e.P.Ioctl(e.T, fd, vfs.FS_IOC_SETFLAGS, &fl)
-				e.Must(err)
-				e.Must(e.P.Close(e.T, fd))
-				e.Write("/ci/Straße", "s")
-				if got, err := e.Read("/ci/STRASSE"); err != nil || got != "s" {
-					t.Fatalf("casefolded lookup: %q %v", got, err)
-				}
-				if got := e.List("/ci"); fmt.Sprint(got) != "[. .. Straße]" {
-					t.Fatal(got)
-				}
-				e.check("/ci")
-			}
+			e.NamespaceSmoke(big, opts.Casefold, e.check)
 		})
 	}
 }
