@@ -83,6 +83,7 @@ func trackFinding(r kmem.TrackReport) Finding {
 		where = o.FreeStack()
 	}
 	f.Function = firstKernelFrame(where)
+	f.Stack = kernelStack(o.AllocStack())
 	detail := fmt.Sprintf("KASAN: %s of a %d-byte object from %s", r.Kind, o.Size, o.Site)
 	if r.Offset >= 0 {
 		detail += fmt.Sprintf(", byte %d written after the free", r.Offset)
@@ -204,22 +205,32 @@ func harnessFrame(f string) bool {
 	return false
 }
 
-// stackString renders a stack as kernel names, innermost first.
-func stackString(stack []string) string {
-	if len(stack) == 0 {
-		return "?"
-	}
+// stackDepth is how many frames a finding's stack keeps.
+const stackDepth = 8
+
+// kernelStack turns a stack of the model's Go functions into kernel
+// function names, innermost first, up to the review's own harness and at
+// most stackDepth frames.
+func kernelStack(stack []string) []string {
 	var names []string
 	for _, f := range stack {
 		if harnessFrame(f) {
 			break
 		}
 		names = append(names, KernelName(f))
-		if len(names) == 8 {
+		if len(names) == stackDepth {
 			break
 		}
 	}
-	return strings.Join(names, " <- ")
+	return names
+}
+
+// stackString renders a stack as kernel names, innermost first.
+func stackString(stack []string) string {
+	if names := kernelStack(stack); len(names) > 0 {
+		return strings.Join(names, " <- ")
+	}
+	return "?"
 }
 
 // KernelName turns a Go function of the model into the kernel function it
@@ -329,6 +340,7 @@ func leakFindings(got, ref map[string]int64, objs map[string]*kmem.Object) []Fin
 				f.Function = firstKernelFrame(o.AllocStack())
 			}
 			f.step = o.Step
+			f.Stack = kernelStack(o.AllocStack())
 			detail += fmt.Sprintf("; unreferenced object of %d bytes allocated in step %d by %s", o.Size, o.Step+1, stackString(o.AllocStack()))
 		}
 		f.Detail = detail

@@ -5,10 +5,13 @@ import (
 	"strings"
 
 	"github.com/vfslab/vfslab/crypto"
+	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/internal/nsmodel"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/libfs"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/review/fault"
 	"github.com/vfslab/vfslab/vfs"
@@ -78,6 +81,9 @@ type machine struct {
 	p   *vfs.Proc
 	eng *crypto.Engine
 	id  [fscrypt.KeyIdentifierSize]byte
+	// id2 is the second key's identifier, once OpCorruptContext added it.
+	id2  [fscrypt.KeyIdentifierSize]byte
+	key2 bool
 	// seen are what the detectors have already looked at: log lines and
 	// BUG records.
 	logSeen, bugsSeen int
@@ -197,6 +203,78 @@ func (m *machine) removeKey() error {
 	})
 }
 
+// rawKey2 is the second key OpCorruptContext points a file at.
+var rawKey2 = func() []byte {
+	k := make([]byte, 64)
+	for i := range k {
+		k[i] = byte(0x80 + i)
+	}
+	return k
+}()
+
+// corruptContext is OpCorruptContext: the second key added (once), the
+// v2 context of the regular file at path rewritten in the filesystem's
+// xattr store (the "c" xattr of index 9, which no syscall reaches) to
+// name it, as an offline edit of the
+// image would, and the caches dropped so that the next open reads the
+// inode, and its context, again.
+func (m *machine) corruptContext(path string) error {
+	if !m.env.Encrypt || m.env.V1 {
+		return errno.EOPNOTSUPP
+	}
+	if !m.key2 {
+		if err := m.onRoot(func(fd int) (err error) {
+			m.id2, err = m.p.AddEncryptionKey(m.t, fd, rawKey2)
+			return err
+		}); err != nil {
+			return err
+		}
+		m.key2 = true
+	}
+	err := func() (err error) {
+		defer m.t.Recover(&err)
+		d, err := m.p.LookupDentry(m.t, path, false)
+		if err != nil {
+			return err
+		}
+		defer dput(m.t, d)
+		inode := d.Inode()
+		if inode == nil {
+			return errno.ENOENT
+		}
+		if !inode.IsReg() || !inode.IsEncrypted() {
+			return errno.EINVAL
+		}
+		var xc *libfs.XattrCrypt
+		switch c := inode.SB().Cop().(type) {
+		case *ext4.SuperBlock:
+			xc = &c.XattrCrypt
+		case *f2fs.SuperBlock:
+			xc = &c.XattrCrypt
+		default:
+			return errno.EOPNOTSUPP
+		}
+		buf := make([]byte, 64)
+		n, err := xc.GetContext(m.t, inode, buf)
+		if err != nil {
+			return err
+		}
+		ctx := buf[:n]
+		// struct fscrypt_context_v2: version, the modes, flags,
+		// log2_data_unit_size, 3 reserved bytes, then the key's
+		// identifier.
+		if n < 24 || ctx[0] != 2 {
+			return errno.EINVAL
+		}
+		copy(ctx[8:24], m.id2[:])
+		inode.Rwsem.Lock()
+		defer inode.Rwsem.Unlock()
+		return xc.Xattrs(inode).Set(m.t, libfs.XattrIndexEncryption, libfs.XattrNameEncryption, ctx, vfs.XATTR_REPLACE)
+	}()
+	m.sys.DropCachesAfterWriteback(m.t, 2)
+	return err
+}
+
 // close ends the machine's process and tasks.
 func (m *machine) close() {
 	if m.eng != nil {
@@ -284,21 +362,39 @@ func (m *machine) dumps() string {
 	return b.String()
 }
 
-// observe is what follows every step: the namespace's snapshot, then
-// drop_caches, so that the next step's lookups reach the filesystem
-// whatever the snapshot looked up (the reproducer's observe does the
-// same).
-func (m *machine) observe() string {
-	s := m.snapshot()
-	m.sys.DropCaches(m.t, 2)
-	return s
+// observation is what the look after a step saw: the namespace's
+// snapshot and walk, the dcache's violations (before drop_caches, while
+// the tree is populated) and the live inode objects after it.
+type observation struct {
+	snap   string
+	es     []nsmodel.Entry
+	tree   []string
+	inodes int64
+}
+
+// observe is what follows every step: the namespace's snapshot, the
+// dcache check, then drop_caches, so that the next step's lookups reach
+// the filesystem whatever the snapshot looked up (the reproducer's
+// observe does the same).
+func (m *machine) observe() observation {
+	var o observation
+	o.snap, o.es = m.snapshot()
+	o.tree = m.checkTree()
+	m.sys.DropCachesAfterWriteback(m.t, 2)
+	o.inodes = m.liveInodes()
+	return o
 }
 
 // snapshot renders the namespace under /d: every path with its type,
 // link count and size, in getdents order, one "PATH ..." line each (the
-// form fault.KnownFinding reads). Inode numbers are left out.
-func (m *machine) snapshot() string {
+// form fault.KnownFinding reads; inode numbers are left out), and the
+// same walk as the namespace model's entries ("." is /d).
+func (m *machine) snapshot() (string, []nsmodel.Entry) {
 	var b strings.Builder
+	var es []nsmodel.Entry
+	if st, err := m.p.Lstat(m.t, workDir); err == nil {
+		es = append(es, entry(".", st))
+	}
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
 		ds, err := m.getdents(dir)
@@ -316,12 +412,13 @@ func (m *machine) snapshot() string {
 				fmt.Fprintf(&b, "%s %s\n", p, fault.ErrName(err))
 				continue
 			}
+			es = append(es, entry(strings.TrimPrefix(p, workDir+"/"), st))
 			fmt.Fprintf(&b, "%s mode=%o nlink=%d size=%d\n", p, st.Mode, st.Nlink, st.Size)
-			if st.Mode&vfs.S_IFMT == vfs.S_IFDIR && depth < 4 {
+			if st.Mode&vfs.S_IFMT == vfs.S_IFDIR && depth < walkDepth-1 {
 				walk(p, depth+1)
 			}
 		}
 	}
 	walk(workDir, 0)
-	return b.String()
+	return b.String(), es
 }

@@ -22,17 +22,22 @@ package review
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/vfslab/vfslab/fscrypt"
+	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/kmem"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/review/fault"
+	"github.com/vfslab/vfslab/vfs"
 )
 
 // Options configure a review.
@@ -194,7 +199,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rv := &reviewer{opts: opts, ctx: ctx, kernel: map[string]Finding{}}
+	rv := &reviewer{opts: opts, ctx: ctx, kernel: map[string]Finding{}, model: map[string]Finding{}}
 	res := &Result{}
 	for _, tg := range ts {
 		verdicts := map[string]*VariantVerdict{}
@@ -251,11 +256,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 				return nil, fmt.Errorf("%s=%s on %s: %w", tg.p.ID, j.variant, j.env, j.err)
 			}
 			vv := verdicts[j.variant]
-			for _, f := range j.fs {
-				if !hasKey(vv.Findings, f.key()) {
-					vv.Findings = append(vv.Findings, f)
-				}
-			}
+			vv.Findings = mergeFindings(vv.Findings, j.fs)
 			for _, r := range j.kf {
 				rv.kernelFinding(r)
 			}
@@ -274,16 +275,37 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			res.Variants = append(res.Variants, *verdicts[v])
 		}
 	}
-	res.KernelFindings = []Finding{}
+	res.KernelFindings = sortedFindings(rv.kernel)
+	res.ModelFindings = sortedFindings(rv.model)
+	return res, nil
+}
+
+// sortedFindings lists a map of findings by key.
+func sortedFindings(m map[string]Finding) []Finding {
 	var keys []string
-	for k := range rv.kernel {
+	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	out := []Finding{}
 	for _, k := range keys {
-		res.KernelFindings = append(res.KernelFindings, rv.kernel[k])
+		out = append(out, m[k])
 	}
-	return res, nil
+	return out
+}
+
+// mergeFindings adds fs to into, one row per root cause (Key): a finding
+// already there counts the other's occurrences.
+func mergeFindings(into, fs []Finding) []Finding {
+	for _, f := range fs {
+		i := slices.IndexFunc(into, func(g Finding) bool { return g.Key() == f.Key() })
+		if i >= 0 {
+			into[i].Occurrences += f.Occurrences
+			continue
+		}
+		into = append(into, f)
+	}
+	return into
 }
 
 func hasKey(fs []Finding, key string) bool {
@@ -295,13 +317,16 @@ func hasKey(fs []Finding, key string) bool {
 	return false
 }
 
-// reviewer holds a review's state: its options and the kernel findings
-// found so far (by key, once each).
+// reviewer holds a review's state: its options and the kernel and model
+// findings found so far (by key, once each).
 type reviewer struct {
 	mu     sync.Mutex // Progress
 	opts   Options
 	ctx    context.Context
 	kernel map[string]Finding
+	// model are base's invariant findings: the oracle's reports
+	// against the base kernel, bugs of the model to be fixed.
+	model map[string]Finding
 }
 
 func (rv *reviewer) progress(format string, args ...any) {
@@ -323,15 +348,22 @@ type kernelRecord struct {
 }
 
 // kernelFinding records what base itself does, once (the first record of
-// a kind and function, in the review's order).
+// a kind and function, in the review's order): an invariant the oracle
+// checks is a model finding, the rest kernel findings.
 func (rv *reviewer) kernelFinding(r kernelRecord) {
 	f := r.f
-	if _, ok := rv.kernel[f.key()]; ok {
+	into := rv.kernel
+	if f.Kind == KindInvariant {
+		into = rv.model
+	}
+	if g, ok := into[f.key()]; ok {
+		g.Occurrences++
+		into[f.key()] = g
 		return
 	}
 	f = rv.shrinkKernel(r)
 	f.Detail = fmt.Sprintf("%s (base, %s)", f.Detail, r.env)
-	rv.kernel[f.key()] = f
+	into[f.key()] = f
 }
 
 // trace is what one run of a sequence did on one machine.
@@ -360,6 +392,12 @@ func (t *trace) before(i int) string {
 	return t.snaps[i-1]
 }
 
+// plant, set only by tests (and never while a review runs in
+// parallel with one), runs on every machine before every step: a test
+// plants a bug in base code through it, wrapping an inode's operations,
+// to check that the oracle reports it.
+var plant func(m *machine, s Step)
+
 // execute runs seq on a fresh machine for env and set, with spec armed for
 // step inject (-1: none).
 func execute(env Env, set patch.Set, seed uint64, seq []Step, inject int, spec fault.Spec) (*trace, error) {
@@ -368,8 +406,19 @@ func execute(env Env, set patch.Set, seed uint64, seq []Step, inject int, spec f
 		return nil, err
 	}
 	defer m.close()
-	tr := &trace{start: m.observe()}
+	start := m.observe()
+	tr := &trace{start: start.snap}
+	// The base oracle checks the runs without injection (an injected
+	// step's outcome is judgeInjected's).
+	var or *oracle
+	if inject < 0 {
+		or = newOracle(env)
+		or.inodes = start.inodes
+	}
 	for i, s := range seq {
+		if plant != nil {
+			plant(m, s)
+		}
 		m.k.Tracker.SetStep(i)
 		before := m.t.Stats.Clone()
 		var r result
@@ -389,7 +438,11 @@ func execute(env Env, set patch.Set, seed uint64, seq []Step, inject int, spec f
 		tr.results = append(tr.results, r)
 		tr.sites = append(tr.sites, reached(before, m.t.Stats))
 		tr.findings = append(tr.findings, detect(m, i)...)
-		tr.snaps = append(tr.snaps, m.observe())
+		ob := m.observe()
+		tr.snaps = append(tr.snaps, ob.snap)
+		if or != nil {
+			tr.findings = append(tr.findings, or.check(s, i, r, ob.es, ob.tree, ob.inodes)...)
+		}
 	}
 	m.k.Tracker.SetStep(len(seq))
 	tr.dumps = m.dumps()
@@ -398,7 +451,14 @@ func execute(env Env, set patch.Set, seed uint64, seq []Step, inject int, spec f
 	if env.Encrypt {
 		m.removeKey()
 	}
-	m.sys.DropCaches(m.t, 3)
+	if m.key2 {
+		m.onRoot(func(fd int) error {
+			arg := fscrypt.RemoveKeyArg{KeySpec: fscrypt.IdentifierSpec(m.id2)}
+			_, err := m.p.Ioctl(m.t, fd, vfs.FS_IOC_REMOVE_ENCRYPTION_KEY, &arg)
+			return err
+		})
+	}
+	m.sys.DropCachesAfterWriteback(m.t, 3)
 	tr.findings = append(tr.findings, detect(m, len(seq))...)
 	tr.live, tr.objs = liveBySite(m)
 	return tr, nil
@@ -455,6 +515,9 @@ func compare(seq []Step, v, b *trace, refLive map[string]int64) (vf, bf []Findin
 		}
 		diverged = true
 		s := seq[i]
+		if isBugRecord(vr.err) || isBugRecord(br.err) {
+			break // the detectors' row (the record is the step's "errno")
+		}
 		if fault.ErrName(vr.err) != fault.ErrName(br.err) {
 			vf = append(vf, Finding{Kind: KindErrno, Function: s.kernelFunc(), step: i,
 				Detail: fmt.Sprintf("step %d %s returned %s, base %s", i+1, s, fault.ErrName(vr.err), fault.ErrName(br.err))})
@@ -515,14 +578,24 @@ func firstLineDiff(a, b string) string {
 func (rv *reviewer) reviewEnv(env Env, envIndex uint64, set patch.Set) ([]Finding, []kernelRecord, error) {
 	var out []Finding
 	var kf []kernelRecord
-	seen := map[string]bool{}
+	seen := map[string]int{} // Key -> index in out
 	seqs := (rv.opts.Steps + SeqLen - 1) / SeqLen
-	for si := 0; si < seqs; si++ {
+	// The generated sequences, then one tree sequence (GenerateTree:
+	// directories moved between parents, renames over linked files),
+	// whose namespace the base oracle checks; fault injection runs on
+	// the first kind only.
+	for si := 0; si <= seqs; si++ {
 		if err := rv.ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		seed := rv.opts.Seed*1000003 + envIndex*101 + uint64(si)
-		seq := Generate(rand.New(rand.NewPCG(seed, 0x7265766965770000)), env, SeqLen)
+		tree := si == seqs
+		var seq []Step
+		if tree {
+			seq = GenerateTree(rand.New(rand.NewPCG(seed, 0x7472656573657100)), env, SeqLen)
+		} else {
+			seq = Generate(rand.New(rand.NewPCG(seed, 0x7265766965770000)), env, SeqLen)
+		}
 		vt, err := execute(env, set, seed, seq, -1, fault.Spec{})
 		if err != nil {
 			return nil, nil, err
@@ -542,20 +615,19 @@ func (rv *reviewer) reviewEnv(env Env, envIndex uint64, set patch.Set) ([]Findin
 		// Leaks of base itself, against nothing: none are reported
 		// (what base keeps at teardown is the reference).
 		for _, f := range vf {
-			if seen[f.key()] {
+			if j, ok := seen[f.Key()]; ok {
+				out[j].Occurrences++
 				continue
 			}
-			seen[f.key()] = true
+			seen[f.Key()] = len(out)
 			out = append(out, rv.shrink(env, set, seed, seq, -1, fault.Spec{}, f))
 		}
-		if rv.opts.NoFaults {
+		if rv.opts.NoFaults || tree {
 			continue
 		}
-		fs, err := rv.inject(env, set, seed, seq, vt, bt, seen, &kf)
-		if err != nil {
+		if err := rv.inject(env, set, seed, seq, vt, bt, seen, &out, &kf); err != nil {
 			return nil, nil, err
 		}
-		out = append(out, fs...)
 	}
 	return out, kf, nil
 }
@@ -627,28 +699,28 @@ func plan(seq []Step, vref, bref *trace) []injection {
 // inject fails the planned allocation sites of seq (plan) and judges the
 // outcomes (judgeInjected). vref and bref are the uninjected runs of the
 // variant and of base.
-func (rv *reviewer) inject(env Env, set patch.Set, seed uint64, seq []Step, vref, bref *trace, seen map[string]bool, kf *[]kernelRecord) ([]Finding, error) {
-	var out []Finding
+func (rv *reviewer) inject(env Env, set patch.Set, seed uint64, seq []Step, vref, bref *trace, seen map[string]int, all *[]Finding, kf *[]kernelRecord) error {
 	for _, in := range plan(seq, vref, bref) {
 		if err := rv.ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		vf, bf, err := injectedFindings(env, set, seed, seq, in.step, in.spec, vref, bref)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, f := range bf {
 			*kf = append(*kf, kernelRecord{env, seed, seq, in.step, in.spec, f})
 		}
 		for _, f := range vf {
-			if seen[f.key()] {
+			if j, ok := seen[f.Key()]; ok {
+				(*all)[j].Occurrences++
 				continue
 			}
-			seen[f.key()] = true
-			out = append(out, rv.shrink(env, set, seed, seq, in.step, in.spec, f))
+			seen[f.Key()] = len(*all)
+			*all = append(*all, rv.shrink(env, set, seed, seq, in.step, in.spec, f))
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // injectedFindings runs seq on the variant and on base with spec armed
@@ -709,7 +781,10 @@ func judgeInjected(env Env, seq []Step, i int, t, ref *trace) []Finding {
 		s := seq[i]
 		err, refErr := t.results[i].err, ref.results[i].err
 		got, before, after := t.snaps[i], ref.before(i), ref.snaps[i]
-		badErr := !fault.Acceptable(err, refErr)
+		// A step that oopsed returns the BUG or KASAN record as its
+		// error: the detectors report it (one root cause, one row), so
+		// its "errno" is not a finding of its own.
+		badErr := !fault.Acceptable(err, refErr) && !isBugRecord(err)
 		// A write step is open(O_CREAT) and pwrite: a failed pwrite
 		// after a successful create is a state of its own.
 		badState := got != before && got != after && s.Op != OpWrite
@@ -734,6 +809,13 @@ func judgeInjected(env Env, seq []Step, i int, t, ref *trace) []Finding {
 		fs = append(fs, leakFindings(t.live, ref.live, t.objs)...)
 	}
 	return dedup(fs)
+}
+
+// isBugRecord reports whether a step's error is a BUG or KASAN record
+// (kernel.Bug) that the step raised, which the detectors report.
+func isBugRecord(err error) bool {
+	var b *kernel.Bug
+	return errors.As(err, &b)
 }
 
 func dedup(fs []Finding) []Finding {

@@ -76,6 +76,7 @@ func TestJSONShape(t *testing.T) {
 		Variants: []VariantVerdict{{Patch: "p", Variant: "v", Findings: []Finding{{Kind: KindBug, Function: "f", Detail: "d", Reproducer: "r"}},
 			Perf: &Perf{Workload: "w", EventDeltas: map[string]float64{"kmalloc": -1}}}},
 		KernelFindings: []Finding{{Kind: KindErrno, Function: "ext4_match", Detail: "d", Reproducer: "r"}},
+		ModelFindings:  []Finding{},
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -93,7 +94,7 @@ func TestJSONShape(t *testing.T) {
 		sort.Strings(ks)
 		return ks
 	}
-	if got := keys(m); !reflect.DeepEqual(got, []string{"kernel_findings", "variants"}) {
+	if got := keys(m); !reflect.DeepEqual(got, []string{"kernel_findings", "model_findings", "variants"}) {
 		t.Errorf("top-level keys %v", got)
 	}
 	v := m["variants"].([]any)[0]
@@ -101,11 +102,12 @@ func TestJSONShape(t *testing.T) {
 		t.Errorf("variant keys %v", got)
 	}
 	f := v.(map[string]any)["findings"].([]any)[0]
-	if got := keys(f); !reflect.DeepEqual(got, []string{"detail", "function", "kind", "reproducer"}) {
+	findingKeys := []string{"detail", "first_step", "function", "kind", "occurrences", "reproducer", "stack"}
+	if got := keys(f); !reflect.DeepEqual(got, findingKeys) {
 		t.Errorf("finding keys %v", got)
 	}
 	kf := m["kernel_findings"].([]any)[0]
-	if got := keys(kf); !reflect.DeepEqual(got, []string{"detail", "function", "kind", "reproducer"}) {
+	if got := keys(kf); !reflect.DeepEqual(got, findingKeys) {
 		t.Errorf("kernel finding keys %v", got)
 	}
 	// A clean variant has an empty list, not null.
@@ -352,5 +354,23 @@ func TestCompareFindsDataMismatch(t *testing.T) {
 	v.results[1] = result{data: good}
 	if vf, _ := compare(seq, v, b, nil); len(vf) != 1 || !strings.Contains(vf[0].Function, "directory blocks") {
 		t.Errorf("different directory blocks: %v", vf)
+	}
+}
+
+// TestMergeFindingsOneRowPerRootCause: findings of the same kind,
+// function and allocation stack are one row with their occurrences
+// summed; another stack is another row.
+func TestMergeFindingsOneRowPerRootCause(t *testing.T) {
+	a := Finding{Kind: KindLeak, Function: "fscrypt_file_open", Stack: []string{"d_alloc", "lookup_slow"}, Occurrences: 1}
+	b := a
+	b.Detail, b.Occurrences = "another sequence", 2
+	c := a
+	c.Stack = []string{"d_alloc", "lookup_open"}
+	got := mergeFindings(nil, []Finding{a, b, c})
+	if len(got) != 2 || got[0].Occurrences != 3 || got[1].Occurrences != 1 {
+		t.Errorf("merge: %+v, want two rows with 3 and 1 occurrences", got)
+	}
+	if a.Key() == c.Key() || a.key() != c.key() {
+		t.Errorf("Key %q vs %q: the stack must tell root causes apart; key (base comparison) must not", a.Key(), c.Key())
 	}
 }

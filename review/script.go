@@ -41,8 +41,11 @@ func Script(env Env, set patch.Set, seed uint64, seq []Step, inject int, spec fa
 	fmt.Fprintf(&b, "%s $SCRATCH_DEV >/dev/null\n", mkfs)
 	if env.FS == "f2fs" {
 		// As the review's machine: the seed's 6.16 lookup (no option,
-		// falling back as auto does).
-		b.WriteString("mount -o lookup_mode=auto $SCRATCH_DEV $SCRATCH_MNT\n")
+		// falling back as auto does). Linux before 6.17 has no
+		// lookup_mode= (its lookups are auto's) and refuses the
+		// option: the script mounts again without it, as
+		// examples/seed-001 does, so that it runs on both.
+		b.WriteString("mount -o lookup_mode=auto $SCRATCH_DEV $SCRATCH_MNT 2>/dev/null || mount $SCRATCH_DEV $SCRATCH_MNT\n")
 	} else {
 		b.WriteString("mount $SCRATCH_DEV $SCRATCH_MNT\n")
 	}
@@ -123,6 +126,8 @@ func (s Step) command(env Env) string {
 		return "_rm_enckey $SCRATCH_MNT $TEST_KEY_IDENTIFIER"
 	case OpDropCaches:
 		return "echo 2 > /proc/sys/vm/drop_caches"
+	case OpCorruptContext:
+		return "# " + s.String() + ": vfslab review rewrote the file's encryption context (an offline edit of the image) to name a second key; vfslab sh has no command that does"
 	}
 	return "# " + s.String()
 }

@@ -37,6 +37,14 @@ const (
 	OpAddKey     Op = "add_key"     // FS_IOC_ADD_ENCRYPTION_KEY
 	OpRemoveKey  Op = "remove_key"  // FS_IOC_REMOVE_ENCRYPTION_KEY
 	OpDropCaches Op = "drop_caches" // echo 2 > /proc/sys/vm/drop_caches
+	// OpCorruptContext is an offline edit of a file's encryption
+	// context (the "c" xattr), as a tool working on the image could make
+	// it: the file's v2 context is rewritten to name a second key, which
+	// is added first, so that the file's key is present and its policy
+	// is not its encrypted parent's. fscrypt_file_open must refuse its
+	// opens with EPERM, fscrypt_prepare_link and _rename its moves with
+	// EXDEV.
+	OpCorruptContext Op = "corrupt_context"
 )
 
 // Step is one operation of a sequence. A and B are paths relative to /d
@@ -60,6 +68,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("%s(%q, %q)", s.Op, s.A, s.B)
 	case OpAddKey, OpRemoveKey, OpDropCaches:
 		return string(s.Op) + "()"
+	case OpCorruptContext:
+		return fmt.Sprintf("%s(%q)", s.Op, s.A)
 	}
 	return fmt.Sprintf("%s(%q)", s.Op, s.A)
 }
@@ -102,6 +112,8 @@ func (s Step) kernelFunc() string {
 		return "fscrypt_ioctl_remove_key"
 	case OpDropCaches:
 		return "drop_slab"
+	case OpCorruptContext:
+		return "fscrypt_set_context"
 	}
 	return "vfs_" + string(s.Op)
 }
@@ -112,6 +124,10 @@ type result struct {
 	err  error
 	show string
 	data []byte
+	// opened and wrote are a write step's: whether its open(O_CREAT)
+	// succeeded, and the bytes pwrite wrote.
+	opened bool
+	wrote  int64
 }
 
 func (r result) String() string {
@@ -144,7 +160,9 @@ func (s Step) run(m *machine) (r result) {
 			r.err = err
 			return r
 		}
+		r.opened = true
 		n, err := p.Pwrite(t, fd, bytes.Repeat([]byte{s.Fill}, int(s.Len)), s.Off)
+		r.wrote = int64(n)
 		if err == nil && int64(n) != s.Len {
 			r.show = fmt.Sprintf("short write %d", n)
 		}
@@ -193,7 +211,9 @@ func (s Step) run(m *machine) (r result) {
 	case OpRemoveKey:
 		r.err = m.removeKey()
 	case OpDropCaches:
-		m.sys.DropCaches(t, 2)
+		m.sys.DropCachesAfterWriteback(t, 2)
+	case OpCorruptContext:
+		r.err = m.corruptContext(a)
 	default:
 		r.err = fmt.Errorf("review: unknown op %q", s.Op)
 	}
@@ -426,6 +446,78 @@ func Generate(r *rand.Rand, env Env, n int) []Step {
 			s = Step{Op: OpDropCaches}
 		default:
 			s = Step{Op: OpDropCaches}
+		}
+		seq = append(seq, s)
+	}
+	return seq[:n]
+}
+
+// treeDirs are the directories a tree sequence works with: /d, /d/sub
+// and two more at each level.
+var treeDirs = []string{"", "sub", "Alpha", "sub/beta"}
+
+// GenerateTree draws a sequence of n steps from r for env that exercises
+// the namespace's structure, which Generate's flat pool of names reaches
+// only by chance: directories made at two levels and moved between
+// parents (over empty directories too), files linked across directories
+// and renamed over targets that have other links, unlinks, rmdirs,
+// stats, listings and drop_caches; with a v2 policy, files given an
+// inconsistent context (OpCorruptContext) and then opened, linked and
+// renamed. It is what the base oracle's link
+// counts and namespace model check.
+func GenerateTree(r *rand.Rand, env Env, n int) []Step {
+	names := []string{"a", "b", "c", "STRASSE", "Straße", strings.Repeat("L", 180) + "ong"}
+	dir := func() string { return treeDirs[r.IntN(len(treeDirs))] }
+	join := func(d, name string) string {
+		if d == "" {
+			return name
+		}
+		return d + "/" + name
+	}
+	file := func() string { return join(dir(), names[r.IntN(len(names))]) }
+	seq := []Step{{Op: OpMkdir, A: "sub"}, {Op: OpMkdir, A: "Alpha"}, {Op: OpMkdir, A: "sub/beta"},
+		{Op: OpWrite, A: "a", Len: int64(1 + r.IntN(9000)), Fill: byte('A' + r.IntN(26))}}
+	for len(seq) < n {
+		var s Step
+		kinds := 16
+		if env.Encrypt && !env.V1 {
+			kinds = 17
+		}
+		switch k := r.IntN(kinds); {
+		case k < 3:
+			s = Step{Op: OpCreate, A: file()}
+		case k < 4:
+			s = Step{Op: OpWrite, A: file(), Off: int64(r.IntN(3)) * 3000, Len: int64(1 + r.IntN(12000)), Fill: byte('A' + r.IntN(26))}
+		case k < 6:
+			s = Step{Op: OpLink, A: file(), B: file()}
+		case k < 8:
+			s = Step{Op: OpRename, A: file(), B: file()}
+		case k < 10:
+			// A directory moved to another parent, or over another
+			// (empty) directory.
+			s = Step{Op: OpRename, A: join(dir(), "dir"), B: join(dir(), []string{"dir", "Alpha", "beta"}[r.IntN(3)])}
+		case k < 11:
+			s = Step{Op: OpMkdir, A: join(dir(), "dir")}
+		case k < 12:
+			s = Step{Op: OpUnlink, A: file()}
+		case k < 13:
+			s = Step{Op: OpRmdir, A: join(dir(), []string{"dir", "beta"}[r.IntN(2)])}
+		case k < 14:
+			s = Step{Op: OpStat, A: file()}
+		case k < 15:
+			s = Step{Op: OpGetdents, A: dir()}
+		case k < 16:
+			s = Step{Op: OpDropCaches}
+		default:
+			// An inconsistent context, then what must refuse it: an
+			// open, a link and a rename of the file.
+			f := file()
+			if r.IntN(2) == 0 {
+				f = "a" // the file every tree sequence writes first
+			}
+			seq = append(seq, Step{Op: OpCorruptContext, A: f}, Step{Op: OpRead, A: f},
+				Step{Op: OpLink, A: f, B: file()}, Step{Op: OpRename, A: f, B: file()})
+			continue
 		}
 		seq = append(seq, s)
 	}

@@ -121,6 +121,11 @@ func (rv *reviewer) shrink(env Env, set patch.Set, seed uint64, seq []Step, inje
 		fails(small, k) // the minimal sequence's own detail
 	}
 	last.Reproducer = Script(env, set, seed, small, k, spec)
+	last.FirstStep = last.step + 1
+	last.Occurrences = 1
+	if last.Stack == nil {
+		last.Stack = []string{}
+	}
 	return last
 }
 
@@ -174,5 +179,10 @@ func (rv *reviewer) shrinkKernel(r kernelRecord) Finding {
 		last.Detail += fmt.Sprintf(" [under fault injection: %s at step %d]", r.spec, k+1)
 	}
 	last.Reproducer = Script(r.env, patch.Set{}, r.seed, small, k, r.spec)
+	last.FirstStep = last.step + 1
+	last.Occurrences = 1
+	if last.Stack == nil {
+		last.Stack = []string{}
+	}
 	return last
 }

@@ -19,17 +19,14 @@ import (
 // allocator), since a comparison across them compares more than one
 // thing.
 func Compare(w io.Writer, old, new *Report) error {
-	if old.Workload != new.Workload {
-		fmt.Fprintf(w, "note: workloads differ: %s vs %s\n", old.Workload, new.Workload)
+	for _, d := range Differences(old, new) {
+		fmt.Fprintf(w, "note: %s\n", d)
 	}
-	if old.Patch != new.Patch {
-		fmt.Fprintf(w, "note: patches differ: %q vs %q\n", old.Patch, new.Patch)
-	}
-	if po, pn := paramText(old.Params), paramText(new.Params); po != pn {
-		fmt.Fprintf(w, "note: parameters differ: %s vs %s\n", po, pn)
-	}
-	if old.SlubDebug != new.SlubDebug {
-		fmt.Fprintf(w, "note: allocators differ: slub_debug=%v vs %v\n", old.SlubDebug, new.SlubDebug)
+	for i, r := range []*Report{old, new} {
+		fmt.Fprintf(w, "%s machine: %s\n", []string{"old", "new"}[i], r.Machine)
+		for _, warn := range r.Warnings() {
+			fmt.Fprintf(w, "%s: %s\n", []string{"old", "new"}[i], warn)
+		}
 	}
 	type key struct {
 		threads int
@@ -43,6 +40,7 @@ func Compare(w io.Writer, old, new *Report) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "variant\tT\told ns/op\t±\tnew ns/op\t±\tvs old\tp\told ops/s\tnew ops/s\tvs old\tp\t")
+	var nsOlds, nsNews, opOlds, opNews []float64
 	type evDiff struct {
 		who, name string
 		old, new  float64
@@ -58,6 +56,8 @@ func Compare(w io.Writer, old, new *Report) error {
 			matched++
 			nsOld, nsNew, nsD, nsP := compareSamples(o.NsPerOp, m.NsPerOp)
 			opOld, opNew, opD, opP := compareSamples(o.OpsPerSec, m.OpsPerSec)
+			nsOlds, nsNews = append(nsOlds, nsOld.Median), append(nsNews, nsNew.Median)
+			opOlds, opNews = append(opOlds, opOld.Median), append(opNews, opNew.Median)
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.Variant, g.Threads,
 				FormatNum(nsOld.Median), pct(nsOld), FormatNum(nsNew.Median), pct(nsNew), nsD, nsP,
 				FormatNum(opOld.Median), FormatNum(opNew.Median), opD, opP)
@@ -75,10 +75,16 @@ func Compare(w io.Writer, old, new *Report) error {
 			}
 		}
 	}
-	tw.Flush()
 	if matched == 0 {
+		tw.Flush()
 		return fmt.Errorf("no variant and thread count in common")
 	}
+	// benchstat's geomean row: the geometric means of the medians, and
+	// their change (no test: the rows are not samples of one thing).
+	gno, gnn, gopo, gopn := GeoMean(nsOlds), GeoMean(nsNews), GeoMean(opOlds), GeoMean(opNews)
+	fmt.Fprintf(tw, "geomean\t\t%s\t\t%s\t\t%+.1f%%\t\t%s\t%s\t%+.1f%%\t\t\n", FormatNum(gno), FormatNum(gnn), (gnn/gno-1)*100,
+		FormatNum(gopo), FormatNum(gopn), (gopn/gopo-1)*100)
+	tw.Flush()
 	if len(diffs) > 0 {
 		sort.Slice(diffs, func(i, j int) bool {
 			if diffs[i].who != diffs[j].who {
@@ -97,6 +103,32 @@ func Compare(w io.Writer, old, new *Report) error {
 		fmt.Fprintln(w, "events per operation: the same")
 	}
 	return nil
+}
+
+// Differences lists what differs between the configurations of two
+// reports (workload, patch, other patches, parameters, allocator, seed):
+// a comparison across them compares more than one thing.
+func Differences(old, new *Report) []string {
+	var out []string
+	if old.Workload != new.Workload {
+		out = append(out, fmt.Sprintf("workloads differ: %s vs %s", old.Workload, new.Workload))
+	}
+	if old.Patch != new.Patch {
+		out = append(out, fmt.Sprintf("patches differ: %q vs %q", old.Patch, new.Patch))
+	}
+	if old.Base != new.Base {
+		out = append(out, fmt.Sprintf("other patches differ: %q vs %q", old.Base, new.Base))
+	}
+	if po, pn := paramText(old.Params), paramText(new.Params); po != pn {
+		out = append(out, fmt.Sprintf("parameters differ: %s vs %s", po, pn))
+	}
+	if old.SlubDebug != new.SlubDebug {
+		out = append(out, fmt.Sprintf("allocators differ: slub_debug=%v vs %v", old.SlubDebug, new.SlubDebug))
+	}
+	if old.Seed != new.Seed {
+		out = append(out, fmt.Sprintf("seeds differ: %d vs %d", old.Seed, new.Seed))
+	}
+	return out
 }
 
 // compareSamples summarizes old and new and returns their change as

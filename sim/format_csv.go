@@ -3,8 +3,10 @@ package sim
 import (
 	"encoding/csv"
 	"io"
+	"math"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // CSVHeader is the fixed part of the header WriteCSV writes; one column
@@ -13,11 +15,15 @@ import (
 var CSVHeader = []string{"workload", "patch", "slub_debug", "threads", "variant", "ops_per_worker", "runs",
 	"ns_per_op", "ns_per_op_lo", "ns_per_op_hi", "ops_per_sec", "ops_per_sec_lo", "ops_per_sec_hi",
 	"ratio_to_base", "p", "significant", "mb_per_sec", "allocs_per_op", "bytes_per_op",
-	"kmalloc_per_op", "kmalloc_bytes_per_op"}
+	"kmalloc_per_op", "kmalloc_bytes_per_op", "ratio_lo", "ratio_hi", "cv", "noisy", "broken", "verdict",
+	"cpu", "cores", "go_version", "commit", "load_before", "load_after", "noise_cv", "machine_quiet"}
 
 // WriteCSV writes one row per variant and thread count (medians, 95%
 // confidence bounds, the ratio of ops/s to the base with its p-value, Go
-// allocations, then events per operation), after a header row.
+// allocations, the ratio's bootstrap interval, the between-run CV, the
+// noise and review marks and verdict, the machine's metadata, then events
+// per operation), after a header row. A value that is missing or not
+// finite (a bound with too few runs) is an empty field, as JSON's null.
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	events := r.eventNames()
@@ -43,7 +49,15 @@ func (r *Report) WriteCSVRows(w io.Writer, events []string) error {
 }
 
 func (r *Report) writeCSVRows(cw *csv.Writer, events []string) error {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	f := CSVNum
+	mach := r.Machine
+	if mach == nil {
+		mach = &Machine{}
+	}
+	machCols := []string{mach.CPU, strconv.Itoa(mach.Cores), mach.GoVersion, mach.Commit, LoadCSV(mach.LoadBefore), LoadCSV(mach.LoadAfter), "", ""}
+	if mach.Probed() {
+		machCols[6], machCols[7] = f(mach.NoiseCV()), strconv.FormatBool(mach.Quiet())
+	}
 	for _, g := range r.Groups {
 		base := g.Measurements[0]
 		for _, m := range g.Measurements {
@@ -62,6 +76,14 @@ func (r *Report) writeCSVRows(cw *csv.Writer, events []string) error {
 				f(st.OpsPerSec.Median), f(st.OpsPerSec.Lo), f(st.OpsPerSec.Hi),
 				ratio, p, sig, mbs, f(st.AllocsPerOp.Median), f(st.BytesPerOp.Median),
 				f(m.Kmallocs), f(m.KmallocBytes)}
+			v := withCounted(r.Verdicts[m.Variant], m)
+			lo, hi, noisy := "", "", ""
+			if m != base {
+				rs := CompareRuns(base.OpsPerSec, m.OpsPerSec)
+				lo, hi, noisy = f(rs.Lo), f(rs.Hi), strconv.FormatBool(rs.Noisy)
+			}
+			row = append(row, lo, hi, f(CV(m.OpsPerSec)), noisy, strconv.FormatBool(v.Broken()), v.Short())
+			row = append(row, machCols...)
 			ev := m.EventsPerOp()
 			for _, e := range events {
 				if ev == nil {
@@ -76,6 +98,24 @@ func (r *Report) writeCSVRows(cw *csv.Writer, events []string) error {
 		}
 	}
 	return nil
+}
+
+// CSVNum formats a number for CSV: empty when missing or not finite, as
+// the JSON formats write null.
+func CSVNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// LoadCSV renders a load average as "1.00 2.00 3.00" (empty when unknown).
+func LoadCSV(l []float64) string {
+	var parts []string
+	for _, v := range l {
+		parts = append(parts, strconv.FormatFloat(v, 'f', 2, 64))
+	}
+	return strings.Join(parts, " ")
 }
 
 // EventNames returns the names of the events any variant of r counted,

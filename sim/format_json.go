@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 )
 
 // JSONSchema names the layout WriteJSON writes and ReadJSON reads
@@ -24,18 +23,15 @@ type jsonReport struct {
 	Count        int               `json:"count"`
 	SlubDebug    bool              `json:"slub_debug"`
 	Interrupted  bool              `json:"interrupted,omitempty"`
-	Machine      jsonMachine       `json:"machine"`
-	Groups       []jsonGroup       `json:"groups"`
-}
-
-// jsonMachine says where the figures were measured, for comparisons
-// across machines.
-type jsonMachine struct {
-	GoVersion  string `json:"go_version"`
-	GOOS       string `json:"goos"`
-	GOARCH     string `json:"goarch"`
-	GOMAXPROCS int    `json:"gomaxprocs"`
-	NumCPU     int    `json:"num_cpu"`
+	// Machine says where the figures were measured (CPU, cores, Go,
+	// commit, load average and noise probe before and after), for
+	// comparisons across machines.
+	Machine *Machine `json:"machine"`
+	// Warnings are the lines every format carries: a machine too noisy
+	// for its figures, counts that cannot reach p < 0.05.
+	Warnings []string    `json:"warnings"`
+	Review   string      `json:"review,omitempty"`
+	Groups   []jsonGroup `json:"groups"`
 }
 
 type jsonGroup struct {
@@ -53,6 +49,7 @@ type jsonVariant struct {
 	NsPerOp      *float64           `json:"ns_per_op"`
 	OpsPerSec    *float64           `json:"ops_per_sec"`
 	MBPerSec     *float64           `json:"mb_per_sec,omitempty"`
+	DataBytes    int64              `json:"data_bytes_per_op,omitempty"`
 	AllocsPerOp  *float64           `json:"allocs_per_op"`
 	BytesPerOp   *float64           `json:"bytes_per_op"`
 	Events       map[string]float64 `json:"events"`
@@ -65,6 +62,28 @@ type jsonVariant struct {
 	Errors            int      `json:"errors,omitempty"`
 	FirstError        string   `json:"first_error,omitempty"`
 	Bugs              []string `json:"bugs,omitempty"`
+	// Comparison is the variant's ratio of ops/s to the group's first
+	// variant with its interval and spread (absent for the first).
+	Comparison *jsonRatio `json:"comparison,omitempty"`
+	// Verdict is the review verdict with what the counting run found.
+	Verdict *Verdict     `json:"verdict"`
+	Deltas  []EventDelta `json:"event_deltas,omitempty"`
+	Profile *Profile     `json:"profile,omitempty"`
+	Missing []string     `json:"missing_costs,omitempty"`
+}
+
+// jsonRatio is RatioStats with missing values as null.
+type jsonRatio struct {
+	Ratio       *float64 `json:"ratio"`
+	Lo          *float64 `json:"lo"`
+	Hi          *float64 `json:"hi"`
+	CVBase      float64  `json:"cv_base"`
+	CVVariant   float64  `json:"cv_variant"`
+	P           float64  `json:"p"`
+	MinP        float64  `json:"min_p"`
+	Significant bool     `json:"significant"`
+	Noisy       bool     `json:"noisy"`
+	Conclusion  string   `json:"conclusion"`
 }
 
 type jsonRuns struct {
@@ -98,10 +117,14 @@ func opSummary(workload string) string {
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{Schema: JSONSchema, Workload: r.Workload, Op: opSummary(r.Workload), Patch: r.Patch,
 		OtherPatches: r.Base, Seed: r.Seed, Params: r.Params, Count: r.Count, SlubDebug: r.SlubDebug,
-		Interrupted: r.Interrupted,
-		Machine: jsonMachine{GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
-			GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU()},
+		Interrupted: r.Interrupted, Machine: r.Machine, Warnings: r.Warnings(), Review: r.Review,
 		Groups: []jsonGroup{}}
+	if out.Machine == nil {
+		out.Machine = NewMachine(false)
+	}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
 	for _, g := range r.Groups {
 		jg := jsonGroup{Threads: g.Threads, Variants: []jsonVariant{}}
 		for _, m := range g.Measurements {
@@ -115,6 +138,17 @@ func (r *Report) WriteJSON(w io.Writer) error {
 				Errors: m.Errors, FirstError: m.FirstError, Bugs: m.Bugs}
 			if len(m.MBPerSec) > 0 {
 				v.MBPerSec = finite(st.MBPerSec.Median)
+			}
+			v.DataBytes = m.DataBytesPerOp
+			v.Verdict = withCounted(r.Verdicts[m.Variant], m)
+			v.Profile = m.Profile
+			if base := g.Measurements[0]; m != base {
+				rs := CompareRuns(base.OpsPerSec, m.OpsPerSec)
+				v.Comparison = &jsonRatio{Ratio: finite(rs.Ratio), Lo: finite(rs.Lo), Hi: finite(rs.Hi), CVBase: rs.CVBase, CVVariant: rs.CVVariant,
+					P: rs.P, MinP: rs.MinP, Significant: rs.Significant, Noisy: rs.Noisy,
+					Conclusion: Conclusion(m.Variant, orBase(base.Variant), rs, v.Verdict, m.CorruptFraction())}
+				v.Deltas = EventDeltas(base, m, 0)
+				v.Missing = MissingCosts(base, m, r.SlubDebug)
 			}
 			jg.Variants = append(jg.Variants, v)
 		}
@@ -152,7 +186,7 @@ func ReadJSON(rd io.Reader) (*Report, error) {
 		return nil, fmt.Errorf("schema %q, want %q (written by vfslab ab --format json)", in.Schema, JSONSchema)
 	}
 	r := &Report{Workload: in.Workload, Patch: in.Patch, Base: in.OtherPatches, Seed: in.Seed, Params: in.Params,
-		Count: in.Count, SlubDebug: in.SlubDebug, Interrupted: in.Interrupted}
+		Count: in.Count, SlubDebug: in.SlubDebug, Interrupted: in.Interrupted, Machine: in.Machine, Review: in.Review}
 	for _, jg := range in.Groups {
 		g := &Group{Threads: jg.Threads}
 		for _, v := range jg.Variants {
@@ -163,7 +197,13 @@ func ReadJSON(rd io.Reader) (*Report, error) {
 				NsPerOp: v.Runs.NsPerOp, OpsPerSec: v.Runs.OpsPerSec, AllocsPerOp: v.Runs.AllocsPerOp,
 				BytesPerOp: v.Runs.BytesPerOp, MBPerSec: v.Runs.MBPerSec,
 				Events: v.Events, Kmallocs: v.KmallocPerOp, KmallocBytes: v.KmallocBytesPerOp,
-				Errors: v.Errors, FirstError: v.FirstError, Bugs: v.Bugs}
+				Errors: v.Errors, FirstError: v.FirstError, Bugs: v.Bugs, Profile: v.Profile, DataBytesPerOp: v.DataBytes}
+			if v.Verdict != nil && v.Verdict.Reviewed {
+				if r.Verdicts == nil {
+					r.Verdicts = map[string]*Verdict{}
+				}
+				r.Verdicts[v.Variant] = v.Verdict
+			}
 			g.Measurements = append(g.Measurements, m)
 		}
 		if len(g.Measurements) > 0 {

@@ -326,6 +326,44 @@ type ReportRow struct {
 	// Explain is the headline's explanation of the order of its variants
 	// in this run (Headline.Explain), the same on every row of a group.
 	Explain string `json:"explain,omitempty"`
+
+	// RatioLo and RatioHi bound the ratio's bootstrap 95% confidence
+	// interval over the interleaved runs (null with too few runs);
+	// CVBase and CVVariant are each side's between-run coefficient of
+	// variation; MinP is the smallest p-value the runs' counts allow,
+	// CountWarning says when it cannot reach 0.05; Noisy is true when
+	// the interval or the spread is larger than the effect (RatioStats).
+	RatioLo      *float64 `json:"ratio_lo"`
+	RatioHi      *float64 `json:"ratio_hi"`
+	CVBase       float64  `json:"cv_base"`
+	CVVariant    float64  `json:"cv_variant"`
+	MinP         float64  `json:"min_p"`
+	CountWarning string   `json:"count_warning,omitempty"`
+	Noisy        bool     `json:"noisy"`
+	// MachineNoisy is true when the noise probe found the machine too
+	// noisy (Machine.Quiet), NoiseCV the probe's CV.
+	MachineNoisy bool    `json:"machine_noisy"`
+	NoiseCV      float64 `json:"machine_noise_cv"`
+	// Verdict is the variant's review verdict with what the row's own
+	// counting run found; Broken when it has findings, in which case
+	// the row's ratio is no reproduction of the seed's figure.
+	Verdict *Verdict `json:"verdict"`
+	Broken  bool     `json:"broken"`
+	// Conclusion is the one line a reader should take from the row.
+	Conclusion string `json:"conclusion"`
+	// Deltas are the events per operation that moved between the two
+	// counting runs (the largest relative change first); Corrupt the
+	// share of pages read back wrong (null when not checked).
+	Deltas  []EventDelta `json:"event_deltas"`
+	Corrupt *float64     `json:"corrupt_fraction"`
+	// ProfileDeltas are the largest changes of time per operation by
+	// model function between the two profiled runs, ProfileSamples the
+	// smaller run's CPU samples (0: no profiled run).
+	ProfileDeltas  []FuncShare `json:"profile_deltas,omitempty"`
+	ProfileSamples int         `json:"profile_samples,omitempty"`
+	// Missing lists the kernel's costs for the events that moved that
+	// the model does not have (said, never added to the ratio).
+	Missing []string `json:"missing_costs,omitempty"`
 }
 
 // EventPair is an event's count per operation on the variant compared
@@ -412,7 +450,29 @@ func (h *Headline) Rows(rep *Report, slubDebug bool) []ReportRow {
 			} else {
 				row.Base, row.Value = bst.OpsPerSec.Median, st.OpsPerSec.Median
 			}
-			row.Ratio, row.P, row.Significant = st.OpsPerSec.Ratio, st.OpsPerSec.P, st.OpsPerSec.Significant
+			rs := CompareRuns(base.OpsPerSec, m.OpsPerSec)
+			row.Ratio, row.P, row.Significant = rs.Ratio, rs.P, rs.Significant
+			row.RatioLo, row.RatioHi = finite(rs.Lo), finite(rs.Hi)
+			row.CVBase, row.CVVariant, row.MinP, row.Noisy = rs.CVBase, rs.CVVariant, rs.MinP, rs.Noisy
+			row.CountWarning = CountWarning(len(base.OpsPerSec), len(m.OpsPerSec))
+			if rep.Machine.Probed() {
+				row.NoiseCV, row.MachineNoisy = rep.Machine.NoiseCV(), !rep.Machine.Quiet()
+				// The machine's own noise larger than the effect.
+				row.Noisy = row.Noisy || row.MachineNoisy && row.NoiseCV > math.Abs(rs.Ratio-1)
+			}
+			row.Verdict = withCounted(rep.Verdicts[m.Variant], m)
+			row.Broken = row.Verdict.Broken()
+			row.Corrupt = finite(m.CorruptFraction())
+			row.Conclusion = Conclusion(m.Variant, base.Variant, rs, row.Verdict, m.CorruptFraction())
+			row.Deltas = EventDeltas(base, m, 0)
+			if row.Deltas == nil {
+				row.Deltas = []EventDelta{}
+			}
+			if base.Profile != nil && m.Profile != nil {
+				row.ProfileDeltas = ProfileDeltas(base.Profile, m.Profile, 6)
+				row.ProfileSamples = min(base.Profile.Samples, m.Profile.Samples)
+			}
+			row.Missing = MissingCosts(base, m, slubDebug)
 			if r, ok := h.SeedRatios[m.Variant]; ok && !math.IsNaN(r) {
 				row.SeedRatio = &r
 			}

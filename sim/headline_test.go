@@ -135,7 +135,7 @@ func TestHeadlineTogether(t *testing.T) {
 	}
 	ms := rep.Groups[0].Measurements
 	if len(ms) != 2 || ms[0].Variant != "base+base" || ms[1].Variant != "v2+v2" || ms[0].Patches.Changed() != "" ||
-		!ms[1].Patches.Is(fscrypt.FnameOnstackPatch, "v2") || !ms[1].Patches.Is(f2fs.LookupPrealloc, "v2") {
+		!ms[1].Patches.Is(fscrypt.FnameOnstackPatch, "v2") || !ms[1].Patches.Is(f2fs.LookupPreallocPatch, "v2") {
 		t.Fatalf("measurements %s %v, %s %v", ms[0].Variant, ms[0].Patches, ms[1].Variant, ms[1].Patches)
 	}
 	rows := h.Rows(rep, false)

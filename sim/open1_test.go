@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"runtime"
-	"sort"
 	"testing"
 
 	"github.com/vfslab/vfslab/dcache"
@@ -207,13 +206,4 @@ func BenchmarkOpen1AB(b *testing.B) {
 			})
 		}
 	}
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
 }

@@ -18,6 +18,7 @@ const (
 	PhaseCalibrate              // finding the operation count of a timed run
 	PhaseRun                    // one timed run of one variant (reported when it ends)
 	PhaseCount                  // the counting run of one variant
+	PhaseProfile                // the profiled run of one variant (Config.ProfileTime)
 )
 
 func (p Phase) String() string {
@@ -30,6 +31,8 @@ func (p Phase) String() string {
 		return "run"
 	case PhaseCount:
 		return "count"
+	case PhaseProfile:
+		return "profile"
 	}
 	return fmt.Sprintf("phase%d", int(p))
 }
@@ -63,6 +66,8 @@ func (e ProgressEvent) String() string {
 		return who + ": calibrating the operations per run"
 	case PhaseCount:
 		return who + ": counting run"
+	case PhaseProfile:
+		return who + ": profiled run"
 	}
 	return who + ": " + e.Phase.String()
 }
@@ -81,6 +86,7 @@ type progress struct {
 	w     *Workload
 	step  int
 	steps int
+	group int // thread counts done
 }
 
 func (p *progress) emit(e ProgressEvent) {

@@ -26,6 +26,15 @@ type Report struct {
 	// the last group may lack variants, runs and the counting run.
 	Interrupted bool     `json:"interrupted,omitempty"`
 	Groups      []*Group `json:"groups"`
+	// Machine says where the runs ran: CPU, build, load average and the
+	// noise probe before and after.
+	Machine *Machine `json:"machine,omitempty"`
+	// Verdicts are the review verdicts of the variants, by variant name
+	// (set by the caller that ran the review; nil: not reviewed).
+	Verdicts map[string]*Verdict `json:"verdicts,omitempty"`
+	// Review says where the verdicts came from and what a cold cache
+	// adds (set with Verdicts).
+	Review string `json:"review,omitempty"`
 }
 
 // Group holds the measurements of every variant at one thread count.
@@ -74,6 +83,11 @@ func summarize(values []float64) (*benchmath.Sample, Summary) {
 	s := benchmath.NewSample(append([]float64(nil), values...), &thresholds)
 	sum := benchmath.AssumeNothing.Summary(s, 0.95)
 	return s, Summary{Median: sum.Center, Lo: sum.Lo, Hi: sum.Hi}
+}
+
+// compareP is the U-test's p-value of s against base.
+func compareP(base, s *benchmath.Sample) float64 {
+	return benchmath.AssumeNothing.Compare(base, s).P
 }
 
 func compare(base, s *benchmath.Sample, sb, sv Summary) Summary {
@@ -131,8 +145,12 @@ func (g *Group) Ratio(variant string) float64 {
 }
 
 // WriteText writes the report as aligned tables, one per thread count:
-// timing medians with their confidence interval, the change against the
-// base with benchstat's p-value, and the per-operation event counts.
+// timing medians with their confidence interval and between-run spread,
+// the change against the base with its bootstrap interval and benchstat's
+// p-value, Go allocations and kmallocs, and each variant's review verdict;
+// then per variant the conclusion, the events that moved, where the time
+// went (the profiled run) and the kernel costs the model lacks; then the
+// events per operation of every variant, and a legend.
 func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "workload %s", r.Workload)
 	if r.Patch != "" {
@@ -147,53 +165,82 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	if len(r.Params) > 0 {
-		var ps []string
-		for k, v := range r.Params {
-			ps = append(ps, k+"="+v)
-		}
-		sort.Strings(ps)
-		fmt.Fprintf(w, "params %s\n", strings.Join(ps, " "))
+		fmt.Fprintf(w, "params %s\n", paramText(r.Params))
 	}
 	if op := opSummary(r.Workload); op != "" {
 		fmt.Fprintf(w, "1 op = %s\n", op)
 	}
-	fmt.Fprintln(w, "ns/op = wall time / all workers' ops (Go's convention; one worker's latency is ns/op x threads)")
+	WrapLine(w, "machine: ", r.Machine.String())
+	if r.Review != "" {
+		WrapLine(w, "", r.Review)
+	}
+	for _, warn := range r.Warnings() {
+		WrapLine(w, "", warn)
+	}
 	if r.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: the figures below are the runs measured before the interrupt; the last thread count may lack runs and events")
 	}
 	for _, g := range r.Groups {
-		fmt.Fprintf(w, "\nthreads=%d  ops/worker/run=%d  runs=%d\n", g.Threads, g.Measurements[0].Ops, len(g.Measurements[0].NsPerOp))
+		fmt.Fprintf(w, "\nthreads (T) = %d  ops/worker/run = %d  runs = %d\n", g.Threads, g.Measurements[0].Ops, len(g.Measurements[0].NsPerOp))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		base := g.Measurements[0]
+		hasMB := len(base.MBPerSec) > 0
 		// The first variant is the one the others are compared with: the
 		// base, unless the run asked for another first (--variants).
-		fmt.Fprintf(tw, "variant\tns/op\t±\tops/s\tMB/s\tvs %s\tp\tallocs/op\tB/op\tkmalloc/op\t\n", orBase(base.Variant))
+		head := "variant\tns/op\t±\tcv\tops/s\t"
+		if hasMB {
+			head += "MB/s\t"
+		}
+		head += fmt.Sprintf("vs %s\t95%% CI\tp\tallocs/op\tB/op\tkmalloc/op\t", orBase(base.Variant))
+		fmt.Fprintln(tw, head)
 		for _, m := range g.Measurements {
 			st := m.Stats(base)
-			vs, p := "", ""
+			vs, ci, p := "", "", ""
 			if m != base {
-				vs = fmt.Sprintf("%+.1f%%", (st.OpsPerSec.Ratio-1)*100)
-				if st.OpsPerSec.Ratio >= 10 {
-					vs = fmt.Sprintf("x%.0f", st.OpsPerSec.Ratio)
-				}
-				p = fmt.Sprintf("%.3f", st.OpsPerSec.P)
-				if !st.OpsPerSec.Significant {
-					vs = "~"
-				}
-			}
-			mbs := ""
-			if len(m.MBPerSec) > 0 {
-				mbs = FormatNum(st.MBPerSec.Median)
+				rs := CompareRuns(base.OpsPerSec, m.OpsPerSec)
+				vs, ci, p = RatioMark(rs, withCounted(r.Verdicts[m.Variant], m).Broken()), CIText(rs), fmt.Sprintf("%.3f", rs.P)
 			}
 			km := "-" // no counting run (interrupted)
 			if m.Events != nil {
 				km = FormatNum(m.Kmallocs)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%s\t\n",
-				m.Variant, FormatNum(st.NsPerOp.Median), pct(st.NsPerOp), FormatNum(st.OpsPerSec.Median), mbs,
-				vs, p, st.AllocsPerOp.Median, st.BytesPerOp.Median, km)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%%\t%s\t", m.Variant, FormatNum(st.NsPerOp.Median), pct(st.NsPerOp), 100*CV(m.NsPerOp), FormatNum(st.OpsPerSec.Median))
+			if hasMB {
+				fmt.Fprintf(tw, "%s\t", FormatNum(st.MBPerSec.Median))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", vs, ci, p, FormatNum(st.AllocsPerOp.Median), FormatNum(st.BytesPerOp.Median), km)
 		}
 		tw.Flush()
+		for _, m := range g.Measurements {
+			v := withCounted(r.Verdicts[m.Variant], m)
+			fmt.Fprintf(w, "%s: verdict %s\n", m.Variant, v.Short())
+			if m == base {
+				continue
+			}
+			rs := CompareRuns(base.OpsPerSec, m.OpsPerSec)
+			fmt.Fprintf(w, "  => %s\n", Conclusion(m.Variant, orBase(base.Variant), rs, v, m.CorruptFraction()))
+			if ds := EventDeltas(base, m, 8); len(ds) > 0 {
+				var parts []string
+				for _, d := range ds {
+					parts = append(parts, d.String())
+				}
+				WrapLine(w, "  events/op moved: ", strings.Join(parts, "; "))
+			}
+			if pd := ProfileDeltas(base.Profile, m.Profile, 6); len(pd) > 0 {
+				WrapLine(w, "  time/op moved (profiled run): ", profileText(pd))
+			}
+			for _, c := range MissingCosts(base, m, r.SlubDebug) {
+				WrapLine(w, "  not modelled: ", c)
+			}
+			if m.Errors > 0 {
+				fmt.Fprintf(w, "  %d operations failed in the counting run; first: %s\n", m.Errors, m.FirstError)
+			}
+		}
+		for _, m := range g.Measurements {
+			if m.Profile != nil {
+				WrapLine(w, fmt.Sprintf("%s: profile (%d samples): ", m.Variant, m.Profile.Samples), topShares(m.Profile, 6))
+			}
+		}
 		names := map[string]bool{}
 		for _, m := range g.Measurements {
 			for n := range m.Events {
@@ -206,7 +253,7 @@ func (r *Report) WriteText(w io.Writer) error {
 				ns = append(ns, n)
 			}
 			sort.Strings(ns)
-			fmt.Fprintln(w, "events per operation (counting run):")
+			fmt.Fprintln(w, "events per operation (counting run; * differs between variants):")
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprint(tw, "event\t")
 			for _, m := range g.Measurements {
@@ -214,7 +261,13 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintln(tw)
 			for _, n := range ns {
-				fmt.Fprintf(tw, "%s\t", n)
+				mark := ""
+				for _, m := range g.Measurements {
+					if m.Events[n] != base.Events[n] {
+						mark = " *"
+					}
+				}
+				fmt.Fprintf(tw, "%s%s\t", n, mark)
 				for _, m := range g.Measurements {
 					fmt.Fprintf(tw, "%s\t", FormatNum(m.Events[n]))
 				}
@@ -223,16 +276,120 @@ func (r *Report) WriteText(w io.Writer) error {
 			tw.Flush()
 		}
 		for _, m := range g.Measurements {
-			if m.Errors > 0 {
-				fmt.Fprintf(w, "%s: %d operations failed in the counting run; first: %s\n", m.Variant, m.Errors, m.FirstError)
-			}
 			for _, b := range dedupe(m.Bugs) {
 				fmt.Fprintf(w, "%s: %s\n", m.Variant, b)
 			}
 		}
 	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, abLegend)
 	return nil
 }
+
+// abLegend explains every column and symbol of WriteText's tables.
+const abLegend = `legend: ns/op = wall time / all workers' operations (Go's convention; one worker's latency is ns/op x T);
+  ± = half the 95% confidence interval of the median ns/op, in % of it ("-": fewer than 6 runs give none);
+  cv = between-run coefficient of variation of ns/op; ops/s = all workers' operations per second;
+  vs = the variant's median ops/s over the first variant's: +x% faster, -x% slower, xN for 10 times or more;
+  ~ = not significant (Mann-Whitney U-test p >= 0.05, benchstat's test); ? = noisy: the interval or the
+  spread is wider than the effect; ! = broken: the review (or the counting run) finds the variant leaking,
+  overflowing, corrupting or failing as posted, so its speed is not one to take;
+  95% CI = bootstrap interval of the ratio over the interleaved runs (A B B A ...);
+  allocs/op, B/op = Go heap allocations and bytes per operation; kmalloc/op = the model's slab allocations
+  per operation (counting run).
+`
+
+// Warnings are the lines every format carries about what the report's
+// figures can show: the machine's noise and counts that cannot reach
+// p < 0.05.
+func (r *Report) Warnings() []string {
+	var out []string
+	if w := r.Machine.NoiseWarning(); w != "" {
+		out = append(out, w)
+	}
+	seen := map[string]bool{}
+	for _, g := range r.Groups {
+		if len(g.Measurements) < 2 {
+			continue
+		}
+		base := g.Measurements[0]
+		for _, m := range g.Measurements[1:] {
+			if w := CountWarning(len(base.OpsPerSec), len(m.OpsPerSec)); w != "" && !seen[w] {
+				seen[w] = true
+				out = append(out, "WARNING: "+w)
+			}
+		}
+	}
+	return out
+}
+
+// RatioMark renders a ratio for a table: "+6.3%", "x13.7", with "~" when
+// not significant, "?" when noisy and "!" when the variant is broken.
+func RatioMark(rs RatioStats, broken bool) string {
+	s := ""
+	switch {
+	case math.IsNaN(rs.Ratio):
+		s = "-"
+	case rs.Ratio >= 10:
+		s = fmt.Sprintf("x%.1f", rs.Ratio)
+	default:
+		s = fmt.Sprintf("%+.1f%%", (rs.Ratio-1)*100)
+	}
+	if !rs.Significant {
+		s = "~" + s
+	}
+	if rs.Noisy {
+		s += "?"
+	}
+	if broken {
+		s = "!" + s
+	}
+	return s
+}
+
+// CIText renders a ratio's bootstrap interval: "x1.02-x1.10", "-" when
+// there is none.
+func CIText(rs RatioStats) string {
+	if math.IsNaN(rs.Lo) || math.IsNaN(rs.Hi) {
+		return "-"
+	}
+	return fmt.Sprintf("x%s-x%s", ratioNum(rs.Lo), ratioNum(rs.Hi))
+}
+
+// ratioNum formats a ratio with 3 significant digits.
+func ratioNum(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// WrapLine writes prefix and text, wrapped at TextWidth columns, the
+// continuation lines indented two columns past the prefix's own
+// indentation.
+func WrapLine(w io.Writer, prefix, text string) {
+	lead := len(prefix) - len(strings.TrimLeft(prefix, " "))
+	indent := strings.Repeat(" ", lead+2)
+	line := prefix
+	first := true
+	for _, word := range strings.Fields(text) {
+		if !first && len([]rune(line))+1+len([]rune(word)) > TextWidth {
+			fmt.Fprintln(w, line)
+			line = indent + word
+			continue
+		}
+		if first {
+			line += word
+			first = false
+		} else {
+			line += " " + word
+		}
+	}
+	fmt.Fprintln(w, line)
+}
+
+// TextWidth is the width the text formats fit (a 120-column terminal).
+const TextWidth = 120
 
 // orBase names the variant compared with in a header ("base" for a run
 // that compares no patch).
@@ -285,7 +442,7 @@ func pct(s Summary) string {
 	}
 	d := math.Max(s.Hi-s.Median, s.Median-s.Lo)
 	if math.IsInf(d, 0) || math.IsNaN(d) {
-		return "?"
+		return "-"
 	}
 	return fmt.Sprintf("%.0f%%", 100*d/s.Median)
 }

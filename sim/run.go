@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -64,6 +66,17 @@ type Config struct {
 	// SlubDebug runs every system with the allocator in slub_debug mode
 	// (kernel.Kernel.SlubDebug), like the debug kernels the seeds measured.
 	SlubDebug bool
+	// Machine, when not nil, is the machine record the report carries:
+	// a caller that makes several runs (vfslab report) probes the
+	// machine once around all of them. When nil, Run reads the machine
+	// and runs the noise probe before and after its own runs, unless
+	// NoProbe.
+	Machine *Machine
+	NoProbe bool
+	// ProfileTime, when positive, adds a profiled run per variant at the
+	// first thread count: a fresh system runs that long under Go's CPU
+	// profiler, apart from the timed runs, for Measurement.Profile.
+	ProfileTime time.Duration
 }
 
 // Measurement is what Run found for one variant at one thread count.
@@ -80,6 +93,9 @@ type Measurement struct {
 	AllocsPerOp []float64 // Go heap allocations per operation (runtime.MemStats)
 	BytesPerOp  []float64 // Go heap bytes per operation
 	MBPerSec    []float64 `json:",omitempty"` // data throughput, for workloads that move data (Sizer)
+	// DataBytesPerOp is what one operation reads or writes, for
+	// workloads that move data (Sizer); 0 otherwise.
+	DataBytesPerOp int64 `json:",omitempty"`
 	// From the counting run, per operation:
 	Events map[string]float64
 	// Kmalloc-level accounting per operation from the counting run, over
@@ -93,6 +109,9 @@ type Measurement struct {
 	FirstError string
 	// Bugs lists BUG/KASAN reports raised in the counting run.
 	Bugs []string
+	// Profile is the profiled run's CPU shares by model function (nil
+	// without one: Config.ProfileTime, the first thread count only).
+	Profile *Profile `json:",omitempty"`
 }
 
 // Limits of a Config, checked before anything runs.
@@ -166,7 +185,20 @@ func RunContext(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep.Base = cfg.Base.Changed()
 	rep.SlubDebug = cfg.SlubDebug
+	if prev := debug.SetMemoryLimit(-1); prev == math.MaxInt64 {
+		// No limit set (GOMEMLIMIT): bound the untimed phases' heap.
+		debug.SetMemoryLimit(setupMemoryLimit)
+		defer debug.SetMemoryLimit(prev)
+	}
+	rep.Machine = cfg.Machine
+	if rep.Machine == nil {
+		rep.Machine = NewMachine(!cfg.NoProbe)
+		defer rep.Machine.Finish()
+	}
 	pr := &progress{cfg: &cfg, w: w, steps: len(threads) * stepsPerGroup(&cfg, len(variants))}
+	if cfg.ProfileTime > 0 {
+		pr.steps += len(variants)
+	}
 	for _, nt := range threads {
 		group, err := runThreads(ctx, pr, cfg, w, params, variants, sets, nt)
 		if group != nil && len(group.Measurements) > 0 {
@@ -293,17 +325,38 @@ func runThreads(ctx context.Context, pr *progress, cfg Config, w *Workload, para
 		ms[i] = &Measurement{Variant: v, Patches: *syss[i].k.Patches(), Threads: nt, Ops: ops}
 	}
 	next := make([]int, len(variants)) // operation index each system is at
+	// Warm-up: every variant runs a quarter of a timed run untimed
+	// first, so that no variant's first timed run pays for first touches
+	// (the Go heap growing, the model's caches filling) that the others'
+	// do not.
+	for i, s := range syss {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n := max(1, ops/4)
+		if _, err := s.timed(n, next[i]); err != nil {
+			if _, isBug := kernel.AsBug(err); !isBug {
+				return nil, fmt.Errorf("%s %s T=%d: warm-up: %w", w.Name, variants[i], nt, err)
+			}
+		}
+		next[i] += n
+		if err := s.reset(); err != nil {
+			return nil, fmt.Errorf("%s %s T=%d: reset: %w", w.Name, variants[i], nt, err)
+		}
+	}
 	for r := 0; r < cfg.Count; r++ {
-		for i, s := range syss {
+		for _, i := range roundOrder(len(syss), r) {
+			s := syss[i]
 			if err := ctx.Err(); err != nil {
 				g.Measurements = measured(ms)
 				return g, err
 			}
 			var before, after runtime.MemStats
-			runtime.GC()
+			gc := quietGC()
 			runtime.ReadMemStats(&before)
 			d, err := s.timed(ops, next[i])
 			runtime.ReadMemStats(&after)
+			gc.restore()
 			next[i] += ops
 			if err != nil {
 				if _, isBug := kernel.AsBug(err); !isBug {
@@ -321,11 +374,20 @@ func runThreads(ctx context.Context, pr *progress, cfg Config, w *Workload, para
 			m.BytesPerOp = append(m.BytesPerOp, float64(after.TotalAlloc-before.TotalAlloc)/total)
 			if sz, ok := s.inst.(Sizer); ok {
 				m.MBPerSec = append(m.MBPerSec, total*float64(sz.BytesPerOp())/d.Seconds()/1e6)
+				m.DataBytesPerOp = sz.BytesPerOp()
 			}
 			pr.emit(ProgressEvent{Phase: PhaseRun, Variant: variants[i], Threads: nt, Run: r + 1, Runs: cfg.Count,
 				NsPerOp: m.NsPerOp[r], OpsPerSec: m.OpsPerSec[r]})
 		}
 	}
+	// The timed machines are done: release them before the counting and
+	// profiled runs set up fresh ones, so that the peak memory is one
+	// phase's, not both (every variant's read workload holds its file).
+	for i, s := range syss {
+		s.close()
+		syss[i] = nil
+	}
+	debug.FreeOSMemory()
 	for i := range variants {
 		if err := ctx.Err(); err != nil {
 			g.Measurements = ms
@@ -336,8 +398,82 @@ func runThreads(ctx context.Context, pr *progress, cfg Config, w *Workload, para
 			return nil, err
 		}
 	}
+	if cfg.ProfileTime > 0 && pr.group == 0 {
+		for i := range variants {
+			if err := ctx.Err(); err != nil {
+				g.Measurements = ms
+				return g, err
+			}
+			pr.emit(ProgressEvent{Phase: PhaseProfile, Variant: variants[i], Threads: nt})
+			p, err := profileRun(cfg, w, params, sets[i], nt, ops, cfg.ProfileTime)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s T=%d: profiled run: %w", w.Name, variants[i], nt, err)
+			}
+			ms[i].Profile = p
+		}
+	}
+	pr.group++
 	g.Measurements = ms
 	return g, nil
+}
+
+// roundOrder is the order the variants run in round r: forwards in even
+// rounds and backwards in odd ones (A B B A A B ...), so that a drift of
+// the machine over the runs (its clock, its load, the Go heap) weighs on
+// every variant alike instead of always on the one that runs last.
+func roundOrder(n, r int) []int {
+	o := make([]int, n)
+	for i := range o {
+		o[i] = i
+		if r%2 == 1 {
+			o[i] = n - 1 - i
+		}
+	}
+	return o
+}
+
+// gcHeadroom is the heap growth a timed run may make before the Go
+// collector runs: enough that a run sees few collections, each for
+// the bytes it allocated itself.
+const gcHeadroom = 64 << 20
+
+// setupMemoryLimit is the Go memory limit of a run's untimed phases
+// (setup, counting and profiled runs) when the user set none: the
+// collector then works harder near it instead of letting the heap double
+// (a comparison sets every variant's machine up at once: the read
+// workload's four machines hold their 64 MiB files). Timed runs get
+// their own setting (quietGC).
+const setupMemoryLimit = 900 << 20
+
+// gcState is the collector's setting before a timed run.
+type gcState struct {
+	percent int
+	limit   int64
+}
+
+// quietGC collects the garbage of earlier runs (every variant's and the
+// setup's), then lets the next timed run grow the heap by gcHeadroom
+// before the collector runs again. With the default GOGC the collector
+// would start every time the heap doubled: a run of a variant that
+// allocates would pay a collection per live heap's worth of bytes, so
+// that its cost depended on how much else the process holds (the other
+// variants' machines, a 64 MiB file) and on how many collections the
+// machine's load stretched, not on what the variant allocates. The
+// kernel frees at once; a fixed headroom makes each variant's
+// collections a function of its own allocations.
+func quietGC() gcState {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	st := gcState{percent: debug.SetGCPercent(-1), limit: debug.SetMemoryLimit(-1)}
+	debug.SetMemoryLimit(int64(ms.Sys-ms.HeapReleased) + gcHeadroom)
+	return st
+}
+
+// restore puts the collector's setting back.
+func (g gcState) restore() {
+	debug.SetMemoryLimit(g.limit)
+	debug.SetGCPercent(g.percent)
 }
 
 func rep(cfg Config, w *Workload) string {
@@ -348,6 +484,11 @@ func rep(cfg Config, w *Workload) string {
 		return w.Patch.ID
 	}
 	return "variant"
+}
+
+func isBugErr(err error) bool {
+	_, ok := kernel.AsBug(err)
+	return ok
 }
 
 // reset calls the instance's Reset between timed runs, if it has one.

@@ -90,7 +90,7 @@ func TestRunComparesVariants(t *testing.T) {
 	}
 	var text bytes.Buffer
 	rep.WriteText(&text)
-	for _, want := range []string{"workload zz-test", "threads=2", "sim_test_op", "kmalloc/op"} {
+	for _, want := range []string{"workload zz-test", "threads (T) = 2", "sim_test_op", "kmalloc/op"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}

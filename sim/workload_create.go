@@ -24,7 +24,7 @@ var (
 		Name: "create",
 		Summary: "the seeds' program: create n files of 4 KiB (open O_RDWR|O_CREAT 0600, write, close) " +
 			"in one fresh casefolded, encrypted directory; one operation is the whole run",
-		Patch: f2fs.LookupPrealloc,
+		Patch: f2fs.LookupPreallocPatch,
 		Params: []Param{
 			{Name: "fs", Default: "f2fs", Help: "a registered filesystem on a block device (" + fsRange(true).String() + ")", Range: fsRange(true)},
 			{Name: "n", Default: "2000", Help: "files created per operation", Range: IntRange(1, maxCreateFiles)},
@@ -50,7 +50,7 @@ var (
 				DebugSize:  Size{Params: map[string]string{"n": "100"}, Ops: 1, Count: 4},
 			},
 			{
-				Patch:      f2fs.LookupPrealloc,
+				Patch:      f2fs.LookupPreallocPatch,
 				Params:     seedCreateParams,
 				Metric:     MetricOps,
 				SeedRatios: map[string]float64{"v2": 15.05 / 8.16},
@@ -64,7 +64,7 @@ var (
 				// both patches (docs/patches/fscrypt-fname-onstack.md):
 				// the two postings as posted, together.
 				Patch:      fscrypt.FnameOnstackPatch,
-				Together:   []Choice{{fscrypt.FnameOnstackPatch, "v2"}, {f2fs.LookupPrealloc, "v2"}},
+				Together:   []Choice{{fscrypt.FnameOnstackPatch, "v2"}, {f2fs.LookupPreallocPatch, "v2"}},
 				Params:     seedCreateParams,
 				Metric:     MetricOps,
 				SeedRatios: map[string]float64{"v2+v2": 10.9 / 5.3},
@@ -79,7 +79,7 @@ var (
 		Name: "lookup",
 		Summary: "look one name up in a casefolded, encrypted directory of `entries` names " +
 			"(__f2fs_find_entry / __ext4_find_entry): a hashed hit or a miss that falls back to the linear search",
-		Patch: f2fs.LookupPrealloc,
+		Patch: f2fs.LookupPreallocPatch,
 		Params: []Param{
 			{Name: "fs", Default: "f2fs", Help: "a registered filesystem on a block device (" + fsRange(true).String() + ")", Range: fsRange(true)},
 			{Name: "entries", Default: "1000", Help: "names in the directory (1000, 10000, 100000...)", Range: IntRange(1, maxLookupEntries)},

@@ -24,7 +24,7 @@ func TestCreateWorkload(t *testing.T) {
 	const n = 60
 	g := byVariant(quick(t, "create", map[string]string{"n": "60", "mount": "lookup_mode=auto"}, 1))
 	decrypts := float64(n*(n-1)/2 + 2*n + 2 + 1)
-	for _, v := range f2fs.LookupPrealloc.VariantNames() {
+	for _, v := range f2fs.LookupPreallocPatch.VariantNames() {
 		m := g[v]
 		if m.Errors != 0 || len(m.Bugs) != 0 {
 			t.Fatalf("%s: %d errors (%s), bugs %v", v, m.Errors, m.FirstError, m.Bugs)
@@ -45,7 +45,7 @@ func TestCreateWorkload(t *testing.T) {
 	// falls back: nothing is decrypted to compare, and the variants
 	// allocate alike.
 	perf := byVariant(quick(t, "create", map[string]string{"n": "60"}, 1))
-	for _, v := range f2fs.LookupPrealloc.VariantNames() {
+	for _, v := range f2fs.LookupPreallocPatch.VariantNames() {
 		m := perf[v]
 		if m.Events[f2fs.EvLinearFallback.Name()] != 0 || m.Events[f2fs.EvNameDecrypts.Name()] > 2 || m.Kmallocs != perf["base"].Kmallocs {
 			t.Errorf("%s under lookup_mode=perf: %v fallbacks, %v decrypts, %v kmallocs (base %v)", v,
@@ -116,7 +116,7 @@ func testCreateFnameOnstack(t *testing.T, fs string) {
 func TestLookupWorkload(t *testing.T) {
 	hit := byVariant(quick(t, "lookup", map[string]string{"entries": "300", "mode": "hit"}, 20))
 	miss := byVariant(quick(t, "lookup", map[string]string{"entries": "300", "mode": "miss"}, 20))
-	for _, v := range f2fs.LookupPrealloc.VariantNames() {
+	for _, v := range f2fs.LookupPreallocPatch.VariantNames() {
 		if hit[v].Errors != 0 || miss[v].Errors != 0 {
 			t.Fatalf("%s: %s %s", v, hit[v].FirstError, miss[v].FirstError)
 		}

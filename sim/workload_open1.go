@@ -18,20 +18,25 @@ import (
 
 // open1 is will-it-scale's open1_processes (tests/open1.c): every worker is
 // a process of its own that opens and closes its own file,
-// /tmp/willitscale.N, in a loop; all the files share /tmp, whose dentry
-// every open reaches. Seed 004 (fscrypt-file-open) is about the two atomic
-// operations fscrypt_file_open's dget_parent + dput made on that shared
-// dentry's lockref per open. The workload runs on any of the filesystems
-// with the A/B runner's tasks; Open1Bench runs the same pieces on memfs
-// with its own tasks, for the exact-count tests and the paired benchmarks
-// of open1_test.go.
+// willitscale.N, in a loop; all the files share one directory, whose
+// dentry every open reaches. Seed 004 (fscrypt-file-open) is about the two
+// atomic operations fscrypt_file_open's dget_parent + dput made on that
+// shared dentry's lockref per open, which ext4_file_open (and
+// f2fs_file_open) make on every open. The machine is the one the seed's
+// figure was measured on, reduced: a tmpfs root (memfs, whose open never
+// calls fscrypt_file_open) and the filesystem under test, made with the
+// encrypt feature and mounted on /mnt/scratch, whose directory
+// /mnt/scratch/tmp holds the files (open1Dir). The workload runs on either
+// filesystem on a block device with the A/B runner's tasks; Open1Bench
+// runs the same pieces on ext4 with its own tasks, for the exact-count
+// tests and the paired benchmarks of open1_test.go.
 var _ = Register(&Workload{
 	Name:    "open1",
-	Summary: "will-it-scale open1_processes: each worker opens and closes its own file; all files in one shared directory /tmp",
+	Summary: "will-it-scale open1_processes: each worker opens and closes its own file; all files in one shared directory on the scratch mount, " + open1Dir,
 	Patch:   hooks.FileOpenPatch,
 	Params: []Param{
-		{Name: "fs", Default: "ext4", Help: "a registered filesystem (" + fsRange(false).String() + ")", Range: fsRange(false)},
-		{Name: "parent", Default: "plain", Help: "plain, or encrypted: /tmp has a v2 policy (key present), so every variant takes the parent's reference", Range: OneOf("plain", "encrypted")},
+		{Name: "fs", Default: "ext4", Help: "the scratch mount's filesystem, one on a block device with fscrypt (" + fsRange(true).String() + ")", Range: fsRange(true)},
+		{Name: "parent", Default: "plain", Help: "plain, or encrypted: " + open1Dir + " has a v2 policy (key present), so every variant takes the parent's reference", Range: OneOf("plain", "encrypted")},
 	},
 	DefaultThreads: open1Threads(),
 	Setup:          setupOpen1,
@@ -57,9 +62,12 @@ func open1Threads() []int {
 	return ts
 }
 
-// open1Inst is the machine: the filesystem as root, /tmp, and its dentry
-// watched so that atomic operations on its lockref are counted as
-// lockref_rmw_watched.
+// open1Dir is the workers' shared directory, on the scratch mount.
+const open1Dir = "/mnt/scratch/tmp"
+
+// open1Inst is the machine: the tmpfs root, the filesystem under test on
+// /mnt/scratch, open1Dir, and its dentry watched so that atomic operations
+// on its lockref are counted as lockref_rmw_watched.
 type open1Inst struct {
 	sys     *vfs.System
 	setup   *kernel.Task
@@ -69,12 +77,11 @@ type open1Inst struct {
 
 func setupOpen1(env *Env) (Instance, error) {
 	t := env.K.NewTask("will-it-scale")
-	cfg := vfs.Config{}
-	fst, err := fsType(env.Param("fs"), false)
+	fst, err := fsType(env.Param("fs"), true)
 	var sys *vfs.System
 	var p *vfs.Proc
 	if err == nil {
-		sys, p, err = vfs.BootNew(t, cfg, fst, vfs.Features{Encrypt: true}, "")
+		sys, p, err = open1Boot(t, fst)
 	}
 	if err != nil {
 		t.Exit()
@@ -132,11 +139,11 @@ func (in *open1Inst) Close() error {
 }
 
 // Open1Bench and its pieces are will-it-scale's open1 (tests/open1.c, run
-// as open1_processes) on memfs with tasks of its own: T tasks, each a
-// process with its own file /tmp/willitscale.N, open it O_RDWR and close
-// it in a loop. The memfs root stands in for ext4 (its ->open calls
-// fscrypt_file_open as ext4_file_open does). NewOpen1Bench builds the
-// machine, Run times the loop, and a bench with counting on also gives the
+// as open1_processes) on open1's machine with ext4 on the scratch mount
+// and tasks of its own: T tasks, each a process with its own file
+// willitscale.N in open1Dir, open it O_RDWR and close it in a loop.
+// NewOpen1Bench builds the machine, Run times the loop, and a bench with
+// counting on also gives the
 // events per open (per-task shards, merged after the run):
 // lockref_rmw_watched (atomic operations on the shared directory's
 // lockref), dget, rcu_read_lock and the rest. The open1 workload above runs
@@ -147,8 +154,8 @@ func (in *open1Inst) Close() error {
 type Open1Config struct {
 	// Variant is the fscrypt-file-open variant ("base", "v1", "v2").
 	Variant string
-	// Encrypted makes /tmp an encrypted directory (key present), so that
-	// every variant takes the reference on it.
+	// Encrypted makes open1Dir an encrypted directory (key present), so
+	// that every variant takes the reference on it.
 	Encrypted bool
 	// Tasks is the number of tasks (will-it-scale's -t).
 	Tasks int
@@ -166,34 +173,61 @@ func (c Open1Config) String() string {
 }
 
 // open1Worker is one will-it-scale process: a task, the process it runs and
-// its own file in /tmp.
+// its own file in open1Dir.
 type open1Worker struct {
 	t    *kernel.Task
 	p    *vfs.Proc
 	path string
 }
 
-// open1MakeDir makes will-it-scale's shared directory /tmp (mode 01777) through
-// p. With key (a raw master key) it becomes an encrypted directory, v2
-// policy with the key added, so that every variant of seed 004 takes the
-// reference on it.
+// open1Boot boots open1's machine: a tmpfs (memfs) root, and a new
+// filesystem of type fst made with the encrypt feature (mkfs -O encrypt)
+// and mounted on /mnt/scratch, as an xfstests machine's scratch device
+// is. It returns the machine and a root process on it.
+func open1Boot(t *kernel.Task, fst *vfs.FileSystemType) (*vfs.System, *vfs.Proc, error) {
+	sys, p, err := memfs.Boot(t, vfs.Config{}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = p.Mkdir(t, "/mnt", 0o755)
+	if err == nil {
+		err = p.Mkdir(t, "/mnt/scratch", 0o755)
+	}
+	var opts vfs.MountOptions
+	if err == nil {
+		opts, err = vfs.FormatFeatures(t, fst, vfs.Features{Encrypt: true}, "")
+	}
+	if err == nil {
+		_, err = sys.Mount(t, p, fst, "/mnt/scratch", opts)
+	}
+	if err != nil {
+		p.Exit(t)
+		return nil, nil, err
+	}
+	return sys, p, nil
+}
+
+// open1MakeDir makes will-it-scale's shared directory open1Dir (mode
+// 01777, as /tmp is) through p. With key (a raw master key) it becomes an
+// encrypted directory, v2 policy with the key added, so that every
+// variant of seed 004 takes the reference on it.
 func open1MakeDir(t *kernel.Task, p *vfs.Proc, key []byte) error {
-	if err := p.Mkdir(t, "/tmp", 0o1777); err != nil {
+	if err := p.Mkdir(t, open1Dir, 0o1777); err != nil {
 		return err
 	}
 	if key != nil {
-		if _, err := p.EncryptDir(t, "/tmp", key, 0, 0); err != nil {
+		if _, err := p.EncryptDir(t, open1Dir, key, 0, 0); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// open1WatchDir looks /tmp up through p and marks its dentry so that atomic
-// operations on its lockref also count as lockref_rmw_watched. It returns
-// the dentry with a reference, which open1UnwatchDir drops.
+// open1WatchDir looks open1Dir up through p and marks its dentry so that
+// atomic operations on its lockref also count as lockref_rmw_watched. It
+// returns the dentry with a reference, which open1UnwatchDir drops.
 func open1WatchDir(t *kernel.Task, p *vfs.Proc) (*dcache.Dentry[vfs.Inode], error) {
-	d, err := p.LookupDentry(t, "/tmp", true)
+	d, err := p.LookupDentry(t, open1Dir, true)
 	if err != nil {
 		return nil, err
 	}
@@ -208,10 +242,10 @@ func open1UnwatchDir(t *kernel.Task, d *dcache.Dentry[vfs.Inode]) {
 }
 
 // newOpen1Worker starts worker i: a process on sys run by task t, whose file
-// /tmp/willitscale.<i> it creates as mkstemp does (O_CREAT|O_EXCL, 0600)
-// and closes.
+// willitscale.<i> in open1Dir it creates as mkstemp does (O_CREAT|O_EXCL,
+// 0600) and closes.
 func newOpen1Worker(t *kernel.Task, sys *vfs.System, i int) (*open1Worker, error) {
-	w := &open1Worker{t: t, p: sys.NewProc(t, nil), path: fmt.Sprintf("/tmp/willitscale.%06d", i)}
+	w := &open1Worker{t: t, p: sys.NewProc(t, nil), path: fmt.Sprintf("%s/willitscale.%06d", open1Dir, i)}
 	fd, err := w.p.Open(t, w.path, vfs.O_CREAT|vfs.O_RDWR|vfs.O_EXCL, 0o600)
 	if err == nil {
 		err = w.p.Close(t, fd)
@@ -241,16 +275,16 @@ type Open1Bench struct {
 	Cfg Open1Config
 	K   *kernel.Kernel
 	Sys *vfs.System
-	// Dir is /tmp's dentry, watched so that atomic operations on its
+	// Dir is open1Dir's dentry, watched so that atomic operations on its
 	// lockref count as lockref_rmw_watched.
 	Dir     *dcache.Dentry[vfs.Inode]
 	setup   *kernel.Task
 	workers []*open1Worker
 }
 
-// NewOpen1Bench builds the machine: a memfs root with the variant selected, /tmp
-// (encrypted if asked), and one process per task with its file created
-// (mkstemp) and closed.
+// NewOpen1Bench builds the machine: open1Boot's with ext4 and the variant
+// selected, open1Dir (encrypted if asked), and one process per task with
+// its file created (mkstemp) and closed.
 func NewOpen1Bench(cfg Open1Config) (*Open1Bench, error) {
 	set, err := patch.Set{}.With(hooks.FileOpenPatch, cfg.Variant)
 	if err != nil {
@@ -261,7 +295,11 @@ func NewOpen1Bench(cfg Open1Config) (*Open1Bench, error) {
 	}
 	k := kernel.NewWith(kernel.Config{Patches: set})
 	st := k.NewTask("will-it-scale")
-	sys, p, err := memfs.Boot(st, vfs.Config{}, nil)
+	fst, err := fsType("ext4", true)
+	if err != nil {
+		return nil, err
+	}
+	sys, p, err := open1Boot(st, fst)
 	if err != nil {
 		return nil, err
 	}

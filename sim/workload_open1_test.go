@@ -5,19 +5,18 @@ import (
 
 	"github.com/vfslab/vfslab/dcache"
 	"github.com/vfslab/vfslab/hooks"
-	"github.com/vfslab/vfslab/vfs"
 )
 
-// TestOpen1Workload pins seed 004's count on every filesystem: with one
-// worker, base makes 2 atomic read-modify-writes per open on the shared
-// /tmp dentry's lockref (dget_parent + dput), v1 and v2 none when /tmp is
-// not encrypted, and every variant 2 when it is.
+// TestOpen1Workload pins seed 004's count on every filesystem with
+// fscrypt: with one worker, base makes 2 atomic read-modify-writes per
+// open on the shared directory's lockref (dget_parent + dput), v1 and v2
+// none when it is not encrypted, and every variant 2 when it is.
 func TestOpen1Workload(t *testing.T) {
 	w, err := Lookup("open1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, fs := range vfs.FilesystemNames() {
+	for _, fs := range fsRange(true).Words {
 		for _, parent := range []string{"plain", "encrypted"} {
 			rep, err := Run(Config{Workload: w, Ops: 50, CountOps: 50, Count: 1, Threads: []int{1},
 				Params: map[string]string{"fs": fs, "parent": parent}})

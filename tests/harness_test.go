@@ -98,7 +98,9 @@ func boot(cfg config) (*system, error) {
 		if cfg.casefold {
 			return nil, errBoot{cfg, fmt.Errorf("memfs has no casefolding")}
 		}
-		sys, p, err = memfs.Boot(t, vc, nil)
+		// tmpfs has no fscrypt; memfs's test double of ext4's
+		// fscrypt support stands in for it here.
+		sys, p, err = memfs.Boot(t, vc, &memfs.Options{TestFscrypt: true})
 	case kF2fs:
 		o := f2fs.Options{}
 		if cfg.f2fs != nil {

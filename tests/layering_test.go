@@ -21,7 +21,7 @@ const module = "github.com/vfslab/vfslab"
 // packages that hold tests only (tests, internal/fstestutil) sit with
 // what they test.
 var layers = [][]string{
-	{"errno", "events", "kmem", "rcu", "patch", "kernel", "fsunicode", "block"},
+	{"errno", "events", "kmem", "rcu", "patch", "kernel", "fsunicode", "block", "keys", "linuxvm", "internal/nsmodel"},
 	{"crypto", "crypto/aes", "crypto/adiantum", "crypto/hctr2"},
 	{"fscrypt", "fscrypt/bare", "fscrypt/fstest"},
 	{"dcache"},
@@ -30,7 +30,7 @@ var layers = [][]string{
 	{"libfs"},
 	{"ext4", "f2fs", "memfs", "internal/fstestutil"},
 	{"sim", "teach", "shell", "tests", "tests/conformance", "review/fault"},
-	{"quiz", "draw", "review"},
+	{"quiz", "draw", "review", "linuxdiff"},
 	{"cmd/vfslab"},
 }
 

@@ -325,10 +325,17 @@ func drawExt4(t *rapid.T) *ext4.Options {
 //
 // The default run draws the casefold and encrypt settings per case (rapid's
 // 100 cases over the four combinations, which tests/conformance also
-// covers); -namespace.all runs 100 cases of each combination.
+// covers); -namespace.all runs 100 cases of each combination, -short the
+// first shortCases.
 func TestNamespaceProperty(t *testing.T) {
 	run := func(t *testing.T, ci, enc func(*rapid.T) bool) {
+		cases := 0
 		rapid.Check(t, func(rt *rapid.T) {
+			// -short: the first shortCases cases; the others return
+			// at once.
+			if cases++; testing.Short() && cases > shortCases {
+				return
+			}
 			ci, enc := ci(rt), enc(rt)
 			var cfgs []config
 			if !ci {
@@ -357,6 +364,10 @@ func TestNamespaceProperty(t *testing.T) {
 		}
 	}
 }
+
+// shortCases is how many of rapid's cases the property tests run with
+// -short.
+const shortCases = 10
 
 // namespaceAll runs TestNamespaceProperty's 100 cases for each of the four
 // casefold and encrypt combinations.

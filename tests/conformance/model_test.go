@@ -30,6 +30,10 @@ type mNode struct {
 	nextCookie int64
 	parent     *mNode
 	dead       bool
+	// pipe is a FIFO's contents, xattrs the node's extended attributes
+	// (special_model_test.go).
+	pipe   []byte
+	xattrs map[string][]byte
 }
 
 type mEntry struct {
@@ -418,6 +422,8 @@ func (m *model) open(p string, flags int, mode uint32) (int, error) {
 		return -1, errno.ELOOP
 	case node.isDir() && acc&2 != 0:
 		return -1, errno.EISDIR
+	case node.isFifo() && flags&vfs.O_ACCMODE == 3:
+		return -1, errno.EINVAL // fifo_open: neither FMODE_READ nor FMODE_WRITE
 	}
 	if trunc {
 		node.data = nil
@@ -426,12 +432,16 @@ func (m *model) open(p string, flags int, mode uint32) (int, error) {
 }
 
 func (m *model) close(fd int) error {
-	if _, err := m.fd(fd); err != nil {
+	f, err := m.fd(fd)
+	if err != nil {
 		return err
 	}
 	m.fds[fd] = nil
 	for len(m.fds) > 0 && m.fds[len(m.fds)-1] == nil {
 		m.fds = m.fds[:len(m.fds)-1]
+	}
+	if f.node.isFifo() {
+		m.fifoClosed(f.node)
 	}
 	return nil
 }
@@ -448,6 +458,9 @@ func (m *model) readAt(f *mFile, n int, pos int64) ([]byte, error) {
 	}
 	if f.node.isDir() {
 		return nil, errno.EISDIR
+	}
+	if f.node.isFifo() {
+		return fifoRead(f, n), nil
 	}
 	d := f.node.data
 	if pos >= int64(len(d)) {
@@ -477,6 +490,9 @@ func (m *model) pread(fd, n int, off int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.node.isFifo() {
+		return nil, errno.ESPIPE
+	}
 	return m.readAt(f, n, off)
 }
 
@@ -489,6 +505,10 @@ func (m *model) writeAt(f *mFile, b []byte, pos *int64) (int, error) {
 	}
 	if len(b) == 0 {
 		return 0, nil
+	}
+	if f.node.isFifo() {
+		f.node.pipe = append(f.node.pipe, b...)
+		return len(b), nil
 	}
 	if f.flags&vfs.O_APPEND != 0 {
 		*pos = int64(len(f.node.data))
@@ -518,6 +538,9 @@ func (m *model) pwrite(fd int, b []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if f.node.isFifo() {
+		return 0, errno.ESPIPE
+	}
 	return m.writeAt(f, b, &off)
 }
 
@@ -528,6 +551,9 @@ func (m *model) lseek(fd int, off int64, whence int) (int64, error) {
 	}
 	if whence < 0 || whence > vfs.SEEK_HOLE {
 		return 0, errno.EINVAL
+	}
+	if f.node.isFifo() {
+		return 0, errno.ESPIPE
 	}
 	if f.node.isDir() {
 		switch whence {
