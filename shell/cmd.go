@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
 	"github.com/vfslab/vfslab/vfs"
 )
@@ -25,11 +27,14 @@ type cmd struct {
 	uid  uint32
 	id   ident
 	name string
-	args []string
-	in   io.Reader
-	out  io.Writer
-	errw io.Writer
-	env  expand.Environ
+	// argv0 is the name the command was run by (a path for a program run
+	// by its path), which programs print in their usage.
+	argv0 string
+	args  []string
+	in    io.Reader
+	out   io.Writer
+	errw  io.Writer
+	env   expand.Environ
 }
 
 // commands are the programs the machine has.
@@ -39,6 +44,8 @@ func init() {
 	commands = map[string]func(c *cmd) int{
 		"__vfslab_which": cmdWhich,
 		"__vfslab_fd":    cmdFd,
+		"__vfslab_fork":  cmdFork,
+		"__vfslab_test":  cmdTest,
 		"su":             cmdSu,
 		"sh":             cmdSh,
 		"bash":           cmdSh,
@@ -67,13 +74,22 @@ func init() {
 	for name, fn := range toolCommands {
 		commands[name] = fn
 	}
+	for name, fn := range xattrCommands {
+		commands[name] = fn
+	}
 }
 
 // abs makes a path argument absolute.
 func (c *cmd) abs(p string) string { return abs(c.dir, p) }
 
-// errf prints "NAME: message" on standard error.
+// errf prints "NAME: message" on standard error. For a command that
+// imitates GNU coreutils, the file names in the message are quoted as
+// coreutils quotes them (gnuQuoteArgs: '%s' is quoteaf, a leading "%s: "
+// is quotef).
 func (c *cmd) errf(format string, args ...any) {
+	if gnuQuoting[c.name] {
+		format, args = gnuQuoteArgs(format, args)
+	}
 	fmt.Fprintf(c.errw, c.name+": "+format+"\n", args...)
 }
 
@@ -98,7 +114,7 @@ func (c *cmd) stat(p string, follow bool) (vfs.Stat, error) {
 // readAll reads a whole file ("-": standard input).
 func (c *cmd) readAll(p string) ([]byte, error) {
 	if p == "-" {
-		return io.ReadAll(c.in)
+		return c.readBounded(c.in)
 	}
 	switch c.abs(p) {
 	case "/dev/null":
@@ -110,10 +126,13 @@ func (c *cmd) readAll(p string) ([]byte, error) {
 	case dropCachesPath:
 		return []byte("0\n"), nil
 	}
-	if bdev := c.m.device(c.abs(p)); bdev != nil {
-		return io.ReadAll(&devFile{bdev: bdev})
+	if text, ok := c.m.kernelFile(c.abs(p)); ok {
+		return []byte(text), nil
 	}
-	if pf, ok := c.m.faultFile(c.abs(p)); ok {
+	if bdev := c.m.device(c.abs(p)); bdev != nil {
+		return c.readBounded(&devFile{bdev: bdev})
+	}
+	if pf, ok := c.m.procFileFor(c.abs(p), c.id); ok {
 		return io.ReadAll(c.m.openProcFile(pf))
 	}
 	f, err := c.open(p, vfs.O_RDONLY, 0)
@@ -121,20 +140,65 @@ func (c *cmd) readAll(p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	var st vfs.Stat
+	_, err = c.m.call(c.errw, f.p, c.name, fmt.Sprintf("fstat(%d)", f.fd), func(t *kernel.Task) (int64, error) {
+		var err error
+		st, err = f.p.Fstat(t, f.fd)
+		return 0, err
+	})
+	if err == nil && st.Mode&vfs.S_IFMT == vfs.S_IFCHR {
+		// A character device may never end (/dev/zero, /dev/urandom):
+		// what does not fit the command's buffer is ENOMEM, not the
+		// host's memory.
+		data, err := io.ReadAll(io.LimitReader(f, maxDeviceRead+1))
+		if err == nil && len(data) > maxDeviceRead {
+			return nil, errno.ENOMEM
+		}
+		return data, err
+	}
+	return c.readBounded(f)
 }
+
+// readBounded reads r to its end, up to a quarter of the run's memory:
+// a command that needs its whole input (sort, diff, sed) gets ENOMEM
+// past that, inside the machine, instead of exhausting the host's.
+func (c *cmd) readBounded(r io.Reader) ([]byte, error) {
+	limit := c.s.memoryLimit() / 4
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		return nil, errno.ENOMEM
+	}
+	return data, err
+}
+
+// maxDeviceRead bounds what readAll takes from a character device.
+const maxDeviceRead = 64 << 20
 
 // writeFile writes data to p, created or truncated.
 func (c *cmd) writeFile(p string, data []byte, flags int) error {
 	if c.abs(p) == dropCachesPath {
-		f := &dropCachesFile{m: c.m, w: c.errw}
+		f := &dropCachesFile{m: c.m, w: c.errw, comm: c.name}
 		_, err := f.Write(data)
 		return err
 	}
 	if c.abs(p) == "/dev/null" {
 		return nil
 	}
-	if pf, ok := c.m.faultFile(c.abs(p)); ok {
+	if c.abs(p) == kmsgPath {
+		f := &kmsgFile{m: c.m}
+		_, err := f.Write(data)
+		f.Close()
+		return err
+	}
+	if pf, ok := c.m.procFileFor(c.abs(p), c.id); ok {
+		if pf.access != nil {
+			c.m.mu.Lock()
+			err := pf.access(true)
+			c.m.mu.Unlock()
+			if err != nil {
+				return err
+			}
+		}
 		f := c.m.openProcFile(pf)
 		if _, err := f.Write(data); err != nil {
 			return err
@@ -217,6 +281,18 @@ func (c *cmd) flags(known, withArg string, usage string) (map[byte]string, []str
 }
 
 // usage prints a tool's usage line to standard error.
+// badOption prints what GNU's getopt and coreutils print for an option a
+// command does not take: "unrecognized option" for a long one, "invalid
+// option" with the first letter for a short one, then the --help hint.
+func (c *cmd) badOption(a string) {
+	if strings.HasPrefix(a, "--") {
+		c.errf("unrecognized option '%s'", a)
+	} else {
+		c.errf("invalid option -- '%c'", a[1])
+	}
+	fmt.Fprintf(c.errw, "Try '%s --help' for more information.\n", c.name)
+}
+
 func (c *cmd) usage(u string) {
 	if u == "" {
 		return
@@ -225,41 +301,81 @@ func (c *cmd) usage(u string) {
 	fmt.Fprintf(c.errw, "Try '%s --help' for more information.\n", c.name)
 }
 
-// cmdWhich is `command -v`, `type` and `which` over the machine's commands
-// and the script's functions.
+// cmdWhich is `command -v`, `command -V`, `type` (with -t, -p, -P, -a)
+// and `which` over the machine's commands, the shell's builtins and
+// keywords: never the host's PATH.
 func cmdWhich(c *cmd) int {
 	if len(c.args) == 0 {
 		return 1
 	}
 	mode, names := c.args[0], c.args[1:]
+	tflag := ""
+	if mode == "-type" {
+		for len(names) > 0 && len(names[0]) > 1 && names[0][0] == '-' {
+			for _, f := range names[0][1:] {
+				switch f {
+				case 't', 'p', 'P':
+					tflag = string(f)
+				case 'a', 'f':
+				default:
+					fmt.Fprintf(c.errw, "type: -%c: invalid option\ntype: usage: type [-afptP] name [name ...]\n", f)
+					return 2
+				}
+			}
+			names = names[1:]
+		}
+	}
 	st := 0
 	for _, n := range names {
-		if mode == "-v" && isShellBuiltin(n) {
-			fmt.Fprintln(c.out, n)
-			continue
-		}
-		if (mode == "-type" || mode == "-V") && isShellBuiltin(n) {
-			fmt.Fprintf(c.out, "%s is a shell builtin\n", n)
-			continue
-		}
-		_, ok := commands[n]
-		if ok && !strings.HasPrefix(n, "__") {
-			switch mode {
-			case "-type", "-V":
-				fmt.Fprintf(c.out, "%s is /usr/bin/%s\n", n, n)
-			default:
-				fmt.Fprintf(c.out, "/usr/bin/%s\n", n)
+		_, isCmd := commands[n]
+		isCmd = isCmd && !strings.HasPrefix(n, "__")
+		switch {
+		case mode == "-which":
+			if !isCmd {
+				st = 1
+				continue
 			}
-			continue
+			fmt.Fprintf(c.out, "/usr/bin/%s\n", n)
+		case tflag == "p" || tflag == "P":
+			// -p prints nothing for a builtin; -P searches PATH.
+			if isCmd && (tflag == "P" || !isShellBuiltin(n)) {
+				fmt.Fprintf(c.out, "/usr/bin/%s\n", n)
+			} else if !isShellBuiltin(n) || tflag == "P" {
+				st = 1
+			}
+		case syntax.IsKeyword(n) && mode != "-v":
+			if tflag == "t" {
+				fmt.Fprintln(c.out, "keyword")
+			} else {
+				fmt.Fprintf(c.out, "%s is a shell keyword\n", n)
+			}
+		case isShellBuiltin(n) || (mode == "-v" && syntax.IsKeyword(n)):
+			switch {
+			case mode == "-v":
+				fmt.Fprintln(c.out, n)
+			case tflag == "t":
+				fmt.Fprintln(c.out, "builtin")
+			default:
+				fmt.Fprintf(c.out, "%s is a shell builtin\n", n)
+			}
+		case isCmd:
+			switch {
+			case mode == "-v":
+				fmt.Fprintf(c.out, "/usr/bin/%s\n", n)
+			case tflag == "t":
+				fmt.Fprintln(c.out, "file")
+			default:
+				fmt.Fprintf(c.out, "%s is /usr/bin/%s\n", n, n)
+			}
+		default:
+			switch {
+			case mode == "-type" && tflag == "":
+				fmt.Fprintf(c.errw, "type: %s: not found\n", n)
+			case mode == "-V":
+				fmt.Fprintf(c.errw, "command: %s: not found\n", n)
+			}
+			st = 1
 		}
-		if mode == "-v" && isShellBuiltin(n) {
-			fmt.Fprintln(c.out, n)
-			continue
-		}
-		if mode == "-type" {
-			fmt.Fprintf(c.errw, "type: %s: not found\n", n)
-		}
-		st = 1
 	}
 	return st
 }
@@ -396,7 +512,7 @@ func cmdSu(c *cmd) int {
 		fmt.Fprintln(c.errw, err)
 		return 2
 	}
-	r, err := c.s.newRunner(c.in, c.out, c.errw, false)
+	r, err := c.s.newRunner(id, c.in, c.out, c.errw, false)
 	if err != nil {
 		fmt.Fprintln(c.errw, "su:", err)
 		return 1
@@ -448,7 +564,7 @@ func cmdSh(c *cmd) int {
 		fmt.Fprintln(c.errw, err)
 		return 2
 	}
-	r, err := c.s.newRunner(in, c.out, c.errw, false, params...)
+	r, err := c.s.newRunner(c.id, in, c.out, c.errw, false, params...)
 	if err != nil {
 		fmt.Fprintln(c.errw, c.name+":", err)
 		return 1
@@ -523,317 +639,6 @@ func cmdXargs(c *cmd) int {
 	return st
 }
 
-// cmdChmod is chmod(1): MODE is octal or symbolic ([ugoa]*[-+=][rwxXst]*
-// or [ugo], comma-separated; without ugoa the umask, 022, is respected as
-// coreutils does), applied with chmod(2) to each FILE (-R: and below each
-// directory; symlinks found there are not followed, as chmod -R does).
-func cmdChmod(c *cmd) int {
-	var args []string
-	recursive, verbose, quiet := false, false, false
-	for i, a := range c.args {
-		switch {
-		case a == "--":
-			args = append(args, c.args[i+1:]...)
-		case a == "-R" || a == "--recursive":
-			recursive = true
-		case a == "-v" || a == "-c":
-			verbose = a == "-v"
-		case a == "-f" || a == "--silent" || a == "--quiet":
-			quiet = true
-		default:
-			args = append(args, a)
-			continue
-		}
-		if a == "--" {
-			break
-		}
-	}
-	if len(args) < 2 {
-		if len(args) == 0 {
-			c.errf("missing operand")
-		} else {
-			c.errf("missing operand after '%s'", args[0])
-		}
-		fmt.Fprintf(c.errw, "Try 'chmod --help' for more information.\n")
-		return 1
-	}
-	spec := args[0]
-	if _, ok := applyMode(spec, 0, false); !ok {
-		c.errf("invalid mode: '%s'", spec)
-		fmt.Fprintf(c.errw, "Try 'chmod --help' for more information.\n")
-		return 1
-	}
-	st := 0
-	var walk func(p string, top bool)
-	walk = func(p string, top bool) {
-		s, err := c.stat(p, top)
-		if err != nil {
-			if !quiet {
-				c.errf("cannot access '%s': %s", p, strerror(err))
-			}
-			st = 1
-			return
-		}
-		if s.Mode&vfs.S_IFMT == vfs.S_IFLNK {
-			return
-		}
-		mode, _ := applyMode(spec, s.Mode, s.Mode&vfs.S_IFMT == vfs.S_IFDIR)
-		ap := c.abs(p)
-		_, err = c.sys(fmt.Sprintf("fchmodat(AT_FDCWD, %q, %#o)", ap, mode), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
-			return 0, pr.Chmod(t, ap, mode)
-		})
-		if err != nil {
-			if !quiet {
-				c.errf("changing permissions of '%s': %s", p, strerror(err))
-			}
-			st = 1
-		} else if verbose {
-			fmt.Fprintf(c.out, "mode of '%s' changed from %04o (%s) to %04o (%s)\n", p, s.Mode&0o7777, modeString(s.Mode)[1:], mode, modeString(s.Mode&vfs.S_IFMT | mode)[1:])
-		}
-		if recursive && s.Mode&vfs.S_IFMT == vfs.S_IFDIR {
-			ents, err := c.m.readDir(c.errw, c.id, c.name, ap)
-			if err != nil {
-				if !quiet {
-					c.errf("cannot read directory '%s': %s", p, strerror(err))
-				}
-				st = 1
-				return
-			}
-			for _, e := range ents {
-				if e.Name != "." && e.Name != ".." {
-					walk(strings.TrimSuffix(p, "/")+"/"+e.Name, false)
-				}
-			}
-		}
-	}
-	for _, a := range args[1:] {
-		walk(a, true)
-	}
-	return st
-}
-
-// applyMode applies chmod's MODE to old (the file's i_mode; isDir for X
-// and for keeping a directory's set-id bits under an octal mode, as
-// coreutils does) and returns the new permission bits.
-func applyMode(spec string, old uint32, isDir bool) (uint32, bool) {
-	const umask = 0o022
-	cur := old & 0o7777
-	if spec != "" && strings.Trim(spec, "01234567") == "" {
-		if len(spec) > 5 {
-			return 0, false
-		}
-		n, err := strconv.ParseUint(spec, 8, 32)
-		if err != nil || n > 0o7777 {
-			return 0, false
-		}
-		m := uint32(n)
-		if isDir && len(spec) < 5 {
-			// Fewer than five digits keep a directory's set-id bits.
-			m |= cur & (vfs.S_ISUID | vfs.S_ISGID)
-		}
-		return m, true
-	}
-	for _, clause := range strings.Split(spec, ",") {
-		i := 0
-		var who uint32
-		for i < len(clause) && strings.IndexByte("ugoa", clause[i]) >= 0 {
-			who |= map[byte]uint32{'u': 0o4700, 'g': 0o2070, 'o': 0o1007, 'a': 0o7777}[clause[i]]
-			i++
-		}
-		if i == len(clause) {
-			return 0, false
-		}
-		masked := who == 0
-		if masked {
-			who = 0o7777
-		}
-		for i < len(clause) {
-			op := clause[i]
-			if op != '+' && op != '-' && op != '=' {
-				return 0, false
-			}
-			i++
-			var perm uint32
-			switch {
-			case i < len(clause) && strings.IndexByte("ugo", clause[i]) >= 0:
-				shift := map[byte]uint{'u': 6, 'g': 3, 'o': 0}[clause[i]]
-				b := (cur >> shift) & 7
-				perm = b<<6 | b<<3 | b
-				i++
-			default:
-				for i < len(clause) && strings.IndexByte("rwxXst", clause[i]) >= 0 {
-					switch clause[i] {
-					case 'r':
-						perm |= 0o444
-					case 'w':
-						perm |= 0o222
-					case 'x':
-						perm |= 0o111
-					case 'X':
-						if isDir || cur&0o111 != 0 {
-							perm |= 0o111
-						}
-					case 's':
-						perm |= vfs.S_ISUID | vfs.S_ISGID
-					case 't':
-						perm |= vfs.S_ISVTX
-					}
-					i++
-				}
-			}
-			bits := perm & who
-			if masked {
-				bits &^= umask
-			}
-			switch op {
-			case '+':
-				cur |= bits
-			case '-':
-				cur &^= bits
-			case '=':
-				keep := ^who & 0o7777
-				if masked {
-					keep = 0
-				}
-				if isDir {
-					keep |= cur & (vfs.S_ISUID | vfs.S_ISGID) &^ (perm & who)
-				}
-				cur = cur&keep | bits
-			}
-		}
-	}
-	return cur, true
-}
-
-// cmdChown is chown(1) for the owner (OWNER[:GROUP]; groups are not
-// modelled): chown(2), or lchown(2) with -h.
-func cmdChown(c *cmd) int {
-	opts, args, ok := c.flags("hRfv", "", "[OPTION]... [OWNER][:[GROUP]] FILE...")
-	if !ok {
-		return 1
-	}
-	if len(args) < 2 {
-		c.errf("missing operand")
-		fmt.Fprintf(c.errw, "Try 'chown --help' for more information.\n")
-		return 1
-	}
-	owner, group, hasGroup := strings.Cut(args[0], ":")
-	if !hasGroup {
-		owner, group, hasGroup = strings.Cut(args[0], ".")
-	}
-	var uid uint32
-	if owner != "" {
-		var known bool
-		uid, known = users[owner]
-		if !known {
-			n, err := strconv.ParseUint(owner, 10, 32)
-			if err != nil {
-				c.errf("invalid user: '%s'", args[0])
-				return 1
-			}
-			uid = uint32(n)
-		}
-	}
-	var gid uint32
-	if hasGroup && group == "" && owner != "" {
-		// OWNER: is OWNER and OWNER's login group.
-		gid, group = userIdent(uid).gid, "login"
-	} else if group != "" {
-		var ok bool
-		if gid, ok = lookupGroup(group); !ok {
-			c.errf("invalid group: '%s'", args[0])
-			return 1
-		}
-	}
-	return c.chownFiles(args[1:], owner != "", uid, group != "", gid, opts['h'] == "", "ownership")
-}
-
-// chownFiles is chown(2) (lchown(2) unless follow) of each file: the
-// owner when setUID, the group when setGID.
-func (c *cmd) chownFiles(files []string, setUID bool, uid uint32, setGID bool, gid uint32, follow bool, what string) int {
-	st := 0
-	for _, a := range files {
-		p := c.abs(a)
-		uidArg, gidArg := int64(-1), int64(-1)
-		if setUID {
-			uidArg = int64(uid)
-		}
-		if setGID {
-			gidArg = int64(gid)
-		}
-		_, err := c.sys(fmt.Sprintf("fchownat(%q, %d, %d)", p, uidArg, gidArg), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
-			if setUID {
-				if err := pr.Chown(t, p, uid, follow); err != nil {
-					return 0, err
-				}
-			}
-			if setGID {
-				return 0, pr.Chgrp(t, p, gid, follow)
-			}
-			return 0, nil
-		})
-		if err != nil {
-			c.errf("changing %s of '%s': %s", what, a, strerror(err))
-			st = 1
-		}
-	}
-	return st
-}
-
-// cmdChgrp is chgrp(1): GROUP for each FILE (chown(2) with uid -1).
-func cmdChgrp(c *cmd) int {
-	opts, args, ok := c.flags("hRfv", "", "[OPTION]... GROUP FILE...")
-	if !ok {
-		return 1
-	}
-	if len(args) < 2 {
-		c.errf("missing operand")
-		fmt.Fprintf(c.errw, "Try 'chgrp --help' for more information.\n")
-		return 1
-	}
-	gid, ok := lookupGroup(args[0])
-	if !ok {
-		c.errf("invalid group: '%s'", args[0])
-		return 1
-	}
-	return c.chownFiles(args[1:], false, 0, true, gid, opts['h'] == "", "group")
-}
-
-func userName(uid uint32) string {
-	for n, u := range users {
-		if u == uid {
-			return n
-		}
-	}
-	return strconv.Itoa(int(uid))
-}
-
-func cmdID(c *cmd) int {
-	opts, _, ok := c.flags("ugnr", "", "[OPTION]... [USER]")
-	if !ok {
-		return 1
-	}
-	switch {
-	case opts['u'] != "" && opts['n'] != "":
-		fmt.Fprintln(c.out, userName(c.uid))
-	case opts['u'] != "":
-		fmt.Fprintln(c.out, c.uid)
-	case opts['g'] != "" && opts['n'] != "":
-		fmt.Fprintln(c.out, groupName(c.id.gid))
-	case opts['g'] != "":
-		fmt.Fprintln(c.out, c.id.gid)
-	default:
-		var gs []string
-		for _, g := range c.id.groupIDs() {
-			gs = append(gs, fmt.Sprintf("%d(%s)", g, groupName(g)))
-		}
-		fmt.Fprintf(c.out, "uid=%d(%s) gid=%d(%s) groups=%s\n", c.uid, userName(c.uid), c.id.gid, groupName(c.id.gid), strings.Join(gs, ","))
-	}
-	return 0
-}
-
-func cmdWhoami(c *cmd) int { fmt.Fprintln(c.out, userName(c.uid)); return 0 }
-
 // cmdSync is sync(1): the model writes pages back to the device as soon
 // as they change, so what is left to flush is the devices themselves: a
 // writable attached image is written back to its host file.
@@ -864,16 +669,59 @@ func cmdDmesg(c *cmd) int {
 	return 0
 }
 
+// The machine's uname(2) fields.
+const (
+	unameSysname = "Linux"
+	unameNode    = "vfslab"
+	unameRelease = "6.12.0-vfslab"
+	unameVersion = "#1 SMP"
+	unameMachine = "x86_64"
+)
+
+// cmdUname is uname(1): -s, -n, -r, -v, -m (in that order whatever the
+// order given), -a for all with the OS name; no option is -s.
 func cmdUname(c *cmd) int {
-	if len(c.args) > 0 && c.args[0] == "-r" {
-		fmt.Fprintln(c.out, "6.12.0-vfslab")
-		return 0
+	var sel [5]bool
+	all := false
+	for _, a := range c.args {
+		if len(a) < 2 || a[0] != '-' {
+			c.errf("extra operand '%s'", a)
+			return 1
+		}
+		for _, ch := range a[1:] {
+			switch ch {
+			case 's':
+				sel[0] = true
+			case 'n':
+				sel[1] = true
+			case 'r':
+				sel[2] = true
+			case 'v':
+				sel[3] = true
+			case 'm':
+				sel[4] = true
+			case 'a':
+				all = true
+			default:
+				c.errf("invalid option -- '%c'", ch)
+				return 1
+			}
+		}
 	}
-	if len(c.args) > 0 && c.args[0] == "-a" {
-		fmt.Fprintln(c.out, "Linux vfslab 6.12.0-vfslab #1 SMP x86_64 GNU/Linux")
-		return 0
+	fields := []string{unameSysname, unameNode, unameRelease, unameVersion, unameMachine}
+	var out []string
+	for i, f := range fields {
+		if sel[i] || all {
+			out = append(out, f)
+		}
 	}
-	fmt.Fprintln(c.out, "Linux")
+	if all {
+		out = append(out, "GNU/Linux")
+	}
+	if len(out) == 0 {
+		out = fields[:1]
+	}
+	fmt.Fprintln(c.out, strings.Join(out, " "))
 	return 0
 }
 
@@ -920,17 +768,76 @@ func cmdDirname(c *cmd) int {
 	return 0
 }
 
+// cmdEnv is env(1): [-i] [-u NAME]... [NAME=VALUE]... [COMMAND [ARG]...].
+// Without a command it prints the environment (one line a variable,
+// sorted: the machine's environ has no order of its own); with one it
+// runs the machine's COMMAND in the changed environment (127 and env's
+// message for a command it does not have).
 func cmdEnv(c *cmd) int {
-	var lines []string
-	c.env.Each(func(name string, vr expand.Variable) bool {
-		if vr.Exported {
-			lines = append(lines, name+"="+vr.String())
+	vars := map[string]string{}
+	args := c.args
+	clear := false
+	var unset []string
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
+		a := args[0]
+		args = args[1:]
+		switch {
+		case a == "--":
+			goto assignments
+		case a == "-i" || a == "--ignore-environment":
+			clear = true
+		case a == "-u" || a == "--unset":
+			if len(args) == 0 {
+				c.errf("option requires an argument -- 'u'")
+				fmt.Fprintf(c.errw, "Try 'env --help' for more information.\n")
+				return 125
+			}
+			unset, args = append(unset, args[0]), args[1:]
+		case strings.HasPrefix(a, "--unset="):
+			unset = append(unset, strings.TrimPrefix(a, "--unset="))
+		default:
+			c.badOption(a)
+			return 125
 		}
-		return true
-	})
-	sort.Strings(lines)
-	for _, l := range lines {
-		fmt.Fprintln(c.out, l)
 	}
-	return 0
+	if len(args) > 0 && args[0] == "-" {
+		clear, args = true, args[1:]
+	}
+assignments:
+	if !clear {
+		c.env.Each(func(name string, vr expand.Variable) bool {
+			// Each may yield a name once per scope: the value is
+			// the one in force.
+			if v := c.env.Get(name); v.Exported && v.IsSet() {
+				vars[name] = v.String()
+			}
+			return true
+		})
+	}
+	for _, n := range unset {
+		delete(vars, n)
+	}
+	for len(args) > 0 && strings.Contains(args[0], "=") && !strings.HasPrefix(args[0], "=") {
+		k, v, _ := strings.Cut(args[0], "=")
+		vars[k], args = v, args[1:]
+	}
+	lines := make([]string, 0, len(vars))
+	for k, v := range vars {
+		lines = append(lines, k+"="+v)
+	}
+	sort.Strings(lines)
+	if len(args) == 0 {
+		for _, l := range lines {
+			fmt.Fprintln(c.out, l)
+		}
+		return 0
+	}
+	fn, ok := c.s.lookupProgram(args[0])
+	if !ok || strings.HasPrefix(args[0], "__") {
+		c.errf("'%s': No such file or directory", args[0])
+		return 127
+	}
+	sub := *c
+	sub.name, sub.argv0, sub.args, sub.env = path.Base(args[0]), args[0], args[1:], expand.ListEnviron(lines...)
+	return fn(&sub)
 }

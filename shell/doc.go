@@ -18,7 +18,9 @@
 // device attaches the same superblock again (vfs.System.MountSuper): the
 // model's disk filesystems keep their inodes in memory, so the detached
 // superblock stands for what the device holds. /proc/sys/vm/drop_caches is
-// vfs.System.DropCaches. Users are root, fsgqa (1000) and fsgqa2 (1001),
+// vfs.System.DropCaches. The keys are package keys' (keys.go): one session
+// keyring every process shares, keyctl over the keys syscalls, and
+// /proc/keys, /proc/key-users and /proc/sys/kernel/keys/* (the key quota). Users are root, fsgqa (1000) and fsgqa2 (1001),
 // each in a group of its own name and number, the two also in users (100)
 // (users.go); `su USER -c CMD` runs CMD in a process with that user's
 // kernel.Cred (uid, fsgid, supplementary groups), `su -g GROUP` and `-G
@@ -26,11 +28,14 @@
 // generic_permission does (vfs/attr.go), so chmod, chown OWNER:GROUP and
 // chgrp matter.
 //
-// A host image attached with --image FILE:DEV (Machine.AttachImage) is
-// the device's contents, read into memory at boot: write-protected unless
-// --writable, in which case umount, sync and Machine.Close write it back;
-// --save-image DEV:FILE (Machine.SaveImageAtClose) writes a device out at
-// Close. A write-protected device mounts read-only after the kernel's
+// The scratch devices are sparse disks, 8 GiB unless --device DEV:SIZE
+// (Machine.SetDeviceSize) says otherwise, on which mkfs writes the real
+// on-disk format. A host image attached with --image FILE:DEV
+// (Machine.AttachImage) is the device's contents, read lazily from FILE,
+// which is locked against other processes: write-protected unless
+// --writable, in which case umount, sync and Machine.Close write the
+// changed blocks back, atomically (vfs.BlockDevice.Sync); --save-image
+// DEV:FILE (Machine.SaveImageAtClose) writes a device out at Close. A write-protected device mounts read-only after the kernel's
 // EACCES, with mount(8)'s warning. These are the only host files the
 // machine touches besides the script itself (image.go).
 //
@@ -74,13 +79,22 @@
 // A command that panics is reported and returns status 1; the shell goes
 // on.
 //
+// # Where the commands live
+//
+// The registries are in coreutils.go; the commands sit by family: files.go
+// (ls, mkdir, rm, ln, stat, mv, cp, chattr, lsattr, find), textutils.go
+// (cat, head, tail, tee, wc, sort, uniq, tr, cut, seq, cmp, echo, the
+// checksums), text.go (grep, sed, awk, od, xxd), diff.go, devices.go (dd,
+// /dev/urandom) and mount.go (mkfs, mount, blkid), users.go (su's
+// accounts, chmod, chown, chgrp, id, whoami), cryptotools.go (xfs_io,
+// fscryptctl) and keyctl.go, and the machine's own (trace, events, dump,
+// patches) in vfslab.go.
+//
 // # What is not modelled
 //
 // ACLs, capabilities other than uid 0's, the umask (the tools pass what
 // a umask of 022 leaves), fs.protected_hardlinks, timestamps and atime
-// updates, the sizes
-// of the growing scratch devices (an attached image has its own, and
-// ENOSPC past it), keyrings other than the one session keyring every process
-// shares (fscrypt searches it for v1 keys), fscrypt-provisioning keys, and a full awk (the command proxy does not
+// updates, thread and process keyrings (every process shares the
+// session keyring; fscrypt searches it for v1 keys), and a full awk (the command proxy does not
 // serve benhoyt/goawk; the subset xfstests' filters use is built in).
 package shell

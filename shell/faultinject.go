@@ -49,6 +49,9 @@ var failslabFiles = []string{"cache-filter", "ignore-gfp-wait", "interval", "pro
 type procFile struct {
 	read  func() string
 	write func(b []byte) error
+	// access, when set, is the open's permission check (write: opened
+	// for writing): EACCES for a file the process may not open so.
+	access func(write bool) error
 }
 
 // faultFile returns the fault-injection file at p, if p is one.

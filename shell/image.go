@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/vfslab/vfslab/errno"
@@ -12,14 +13,17 @@ import (
 
 // Host images as the machine's block devices.
 //
-// An image attached to a scratch device (--image FILE:DEV, AttachImage)
-// is read into memory when the machine boots (vfs.OpenImage: the
-// loop-device setup of losetup, reduced); the device is read-only unless
-// the image was attached writable, in which case umount, sync and the
-// machine's Close write the device back to the file (vfs.BlockDevice.Sync).
-// --save-image DEV:FILE (SaveImageAtClose) writes a device's contents to
-// a host file when the machine closes. These are the only host files the
-// machine touches.
+// Every scratch device is a fixed-size sparse disk (DefaultDeviceSize, or
+// --device DEV:SIZE: SetDeviceSize) on which mkfs writes the real on-disk
+// format. An image attached to a scratch device (--image FILE:DEV,
+// AttachImage) is read lazily from its file, which stays open and locked
+// against other processes (vfs.OpenImage: the loop-device setup of
+// losetup, reduced); the device is read-only unless the image was
+// attached writable, in which case umount, sync and the machine's Close
+// write the changed blocks back to the file, atomically
+// (vfs.BlockDevice.Sync). --save-image DEV:FILE (SaveImageAtClose) writes
+// a device's contents to a host file, sparse and replaced whole, when the
+// machine closes. These are the only host files the machine touches.
 
 // Image is one host image attached to a scratch device: Path is the host
 // file, Dev the device (/dev/vdb../dev/vde), Writable whether writes go
@@ -51,6 +55,70 @@ func ParseSaveSpec(spec string) (dev, path string, err error) {
 		return "", "", fmt.Errorf("--save-image %q: want DEV:FILE, DEV one of %s", spec, strings.Join(scratchDevs, ", "))
 	}
 	return dev, path, nil
+}
+
+// ParseDeviceSpec parses --device's DEV:SIZE: DEV a scratch device, with
+// or without /dev/ (vdb, /dev/vdc), SIZE bytes with an optional binary
+// suffix K, M, G or T (256M, 8G; KiB, MiB... and iB-less forms accepted),
+// a positive multiple of 4096 up to 1 TiB.
+func ParseDeviceSpec(spec string) (dev string, size int64, err error) {
+	name, sz, ok := strings.Cut(spec, ":")
+	if !strings.HasPrefix(name, "/dev/") {
+		name = "/dev/" + name
+	}
+	if !ok || !isScratchDev(name) {
+		return "", 0, fmt.Errorf("--device %q: want DEV:SIZE, DEV one of %s", spec, strings.Join(scratchDevs, ", "))
+	}
+	size, ok = parseDeviceSize(sz)
+	if !ok || size <= 0 || size%vfs.PageSize != 0 || size > vfs.MaxImageSize {
+		return "", 0, fmt.Errorf("--device %q: size %q is not a positive multiple of 4096 bytes up to 1T (e.g. 256M, 8G)", spec, sz)
+	}
+	return name, size, nil
+}
+
+// parseDeviceSize reads a size: digits and an optional K, M, G or T (powers of
+// 1024), with an optional iB or B after it.
+func parseDeviceSize(s string) (int64, bool) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 15 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	unit := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(s[i:]), "B"), "I")
+	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
+	sh, ok := shift[unit]
+	if !ok || n > vfs.MaxImageSize>>sh {
+		return 0, false
+	}
+	return n << sh, true
+}
+
+// SetDeviceSize makes scratch device dev a blank sparse disk of size
+// bytes (--device DEV:SIZE), now and on every later boot. Errors: an
+// unknown device, EBUSY when it is mounted.
+func (m *Machine) SetDeviceSize(dev string, size int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.devs[dev]
+	if !ok {
+		return fmt.Errorf("%s: not a scratch device (want one of %s)", dev, strings.Join(scratchDevs, ", "))
+	}
+	if m.mountOf(dev) != nil {
+		return fmt.Errorf("%s: %w", dev, errno.EBUSY)
+	}
+	if m.sizes == nil {
+		m.sizes = map[string]int64{}
+	}
+	m.sizes[dev] = size
+	d.bdev.Close()
+	d.bdev, d.sb, d.image = m.blankDevice(dev), nil, ""
+	return nil
 }
 
 func isScratchDev(dev string) bool {
@@ -87,6 +155,7 @@ func (m *Machine) attach(img Image, record bool) error {
 	if err != nil {
 		return err
 	}
+	d.bdev.Close()
 	d.bdev, d.sb, d.image = bdev, nil, img.Path
 	if record {
 		for i, x := range m.images {
@@ -136,6 +205,7 @@ func (m *Machine) Close() error {
 		}
 	}
 	m.saves = nil
+	m.closeDevices()
 	m.mu.Unlock()
 	m.close()
 	return err

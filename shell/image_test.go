@@ -68,7 +68,7 @@ func TestImageReadOnlyUntouched(t *testing.T) {
 // file attached again reads back the same bytes.
 func TestSaveImage(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "new.img")
-	got, st := runScript(t, "", "--save-image", "/dev/vdb:"+out, "-c",
+	got, st := runScript(t, "", "--device", "vdb:64M", "--save-image", "/dev/vdb:"+out, "-c",
 		`_scratch_mkfs >/dev/null; _scratch_mount; echo saved > $SCRATCH_MNT/f; md5sum < $SCRATCH_DEV`)
 	if st != 0 {
 		t.Fatalf("output %q status %d", got, st)
@@ -92,13 +92,13 @@ func TestWriteProtectedMount(t *testing.T) {
 		{"ro retry", `_scratch_mkfs >/dev/null; blockdev --setro $SCRATCH_DEV; mount $SCRATCH_DEV $SCRATCH_MNT; grep scratch /proc/mounts; touch $SCRATCH_MNT/x`,
 			"mount: /mnt/scratch: WARNING: source write-protected, mounted read-only.\n/dev/vdb /mnt/scratch ext4 ro,relatime 0 0\ntouch: cannot touch '/mnt/scratch/x': Read-only file system\n"},
 		{"explicit rw", `_scratch_mkfs >/dev/null; blockdev --setro $SCRATCH_DEV; mount -o rw $SCRATCH_DEV $SCRATCH_MNT; echo $?`,
-			"mount: /mnt/scratch: /dev/vdb is write-protected but explicit read-write mode requested.\n32\n"},
+			"mount: /mnt/scratch: /dev/vdb is write-protected but explicit read-write mode requested.\n       dmesg(1) may have more information after failed mount system call.\n32\n"},
 		{"remount rw refused", `_scratch_mkfs >/dev/null; blockdev --setro $SCRATCH_DEV; mount $SCRATCH_DEV $SCRATCH_MNT 2>/dev/null; mount -o remount,rw $SCRATCH_MNT; echo $?`,
-			"mount: /mnt/scratch: cannot remount /dev/vdb read-write, is write-protected.\n32\n"},
+			"mount: /mnt/scratch: cannot remount /dev/vdb read-write, is write-protected.\n       dmesg(1) may have more information after failed mount system call.\n32\n"},
 		{"kept superblock, write-protected", `_scratch_mkfs >/dev/null; _scratch_mount; echo k > $SCRATCH_MNT/k; _scratch_unmount; blockdev --setro $SCRATCH_DEV; _scratch_mount; cat $SCRATCH_MNT/k`,
 			"mount: /mnt/scratch: WARNING: source write-protected, mounted read-only.\nk\n"},
 		{"remount ro busy", `_scratch_mkfs >/dev/null; _scratch_mount; exec 3>$SCRATCH_MNT/f; mount -o remount,ro $SCRATCH_MNT; echo $?; exec 3>&-; mount -o remount,ro $SCRATCH_MNT; grep scratch /proc/mounts`,
-			"mount: /mnt/scratch: mount point is busy.\n32\n/dev/vdb /mnt/scratch ext4 ro,relatime 0 0\n"},
+			"mount: /mnt/scratch: mount point is busy.\n       dmesg(1) may have more information after failed mount system call.\n32\n/dev/vdb /mnt/scratch ext4 ro,relatime 0 0\n"},
 		{"remount ro with a file open for reading", `_scratch_mkfs >/dev/null; _scratch_mount; echo r > $SCRATCH_MNT/f; exec 3<$SCRATCH_MNT/f; mount -o remount,ro $SCRATCH_MNT && echo ok; exec 3<&-`,
 			"ok\n"},
 	}

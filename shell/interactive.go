@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/chzyer/readline"
 	"mvdan.cc/sh/v3/interp"
@@ -21,9 +23,10 @@ func interpExit(err error) (uint8, bool) {
 	return uint8(es), ok
 }
 
-// interactive is the prompt: line editing, history (in memory: nothing is
-// written to the host) and completion of command names, with statements
-// that continue over several lines.
+// interactive is the prompt: line editing, history (kept in the host's
+// state directory, never in the machine: historyPath) and completion of
+// command names and of the machine's paths, with statements that continue
+// over several lines.
 func (s *Shell) interactive(in *os.File, stdout, stderr io.Writer) int {
 	if err := s.loadPrelude(); err != nil {
 		fmt.Fprintln(stderr, "vfslab sh: prelude:", err)
@@ -36,17 +39,17 @@ func (s *Shell) interactive(in *os.File, stdout, stderr io.Writer) int {
 		}
 	}
 	sort.Strings(names)
-	var items []readline.PrefixCompleterInterface
-	for _, n := range names {
-		items = append(items, readline.PcItem(n))
-	}
+	var r *interp.Runner
+	histFile, hist := openHistory()
+	s.history = hist
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:       "vfslab# ",
-		AutoComplete: readline.NewPrefixCompleter(items...),
+		AutoComplete: &machineCompleter{s: s, names: names, dir: func() string { return r.Dir }},
 		Stdin:        in,
 		Stdout:       stdout,
 		Stderr:       stderr,
 		HistoryLimit: 1000,
+		HistoryFile:  histFile,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "vfslab sh:", err)
@@ -55,13 +58,32 @@ func (s *Shell) interactive(in *os.File, stdout, stderr io.Writer) int {
 	defer rl.Close()
 	// Commands write to the terminal directly: readline is not reading
 	// while they run, and its wrapped writers race with its prompt redraw.
-	r, err := s.newRunner(strings.NewReader(""), stdout, stderr, true)
+	r, err = s.newRunner(rootIdent, strings.NewReader(""), stdout, stderr, true)
 	if err != nil {
 		fmt.Fprintln(stderr, "vfslab sh:", err)
 		return 1
 	}
-	ctx := context.Background()
+	ctx, end := s.watch(context.Background(), s.limits, stderr)
+	defer end()
 	r.Run(ctx, s.prelude)
+	// ^C while a command runs interrupts it (SIGINT to the foreground
+	// job) and the prompt comes back with status 130; at the prompt,
+	// readline takes it and clears the line.
+	sigint := make(chan os.Signal, 1)
+	signal.Notify(sigint, os.Interrupt)
+	defer signal.Stop(sigint)
+	var mu sync.Mutex
+	var cancelStmt context.CancelFunc
+	go func() {
+		for range sigint {
+			mu.Lock()
+			if cancelStmt != nil {
+				s.m.lim.stop(stopReason{status: 130, interrupt: true})
+				cancelStmt()
+			}
+			mu.Unlock()
+		}
+	}()
 	fmt.Fprintln(rl.Stdout(), "vfslab sh: a shell on one simulated machine; 'help' lists the commands, 'exit' leaves.")
 	var buf strings.Builder
 	status := 0
@@ -74,6 +96,9 @@ func (s *Shell) interactive(in *os.File, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			return status
+		}
+		if strings.TrimSpace(line) != "" {
+			s.history = append(s.history, line)
 		}
 		buf.WriteString(line)
 		buf.WriteString("\n")
@@ -94,7 +119,28 @@ func (s *Shell) interactive(in *os.File, stdout, stderr io.Writer) int {
 			status = 2
 			continue
 		}
-		status = runRecovered(ctx, r, f, rl.Stderr())
+		stmtCtx, cancel := context.WithCancel(ctx)
+		mu.Lock()
+		cancelStmt = cancel
+		mu.Unlock()
+		status = runRecovered(stmtCtx, r, f, rl.Stderr())
+		mu.Lock()
+		cancelStmt = nil
+		mu.Unlock()
+		cancel()
+		if why := s.m.lim.reason(); why != nil {
+			if !why.interrupt {
+				fmt.Fprintln(rl.Stderr(), why.msg)
+				return why.status
+			}
+			// The interrupted statement's fatal context error is not
+			// an exit: the next Run starts afresh.
+			fmt.Fprintln(rl.Stdout())
+			status = why.status
+			s.m.lim.reset()
+			setStatus(ctx, r, status)
+			continue
+		}
 		if r.Exited() {
 			return status
 		}
@@ -111,4 +157,14 @@ func runRecovered(ctx context.Context, r *interp.Runner, f *syntax.File, stderr 
 		}
 	}()
 	return exitCode(r.Run(ctx, f), stderr)
+}
+
+// setStatus makes $? status, as the shell reports a foreground job that
+// a signal ended (130 for SIGINT).
+func setStatus(ctx context.Context, r *interp.Runner, status int) {
+	f, err := syntax.NewParser().Parse(strings.NewReader(fmt.Sprintf("(exit %d)", status)), "")
+	if err == nil && len(f.Stmts) == 1 {
+		// A statement, not a file: a file's Run runs the EXIT trap.
+		r.Run(ctx, f.Stmts[0])
+	}
 }

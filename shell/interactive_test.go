@@ -20,8 +20,9 @@ func TestMain(m *testing.M) {
 }
 
 // TestInteractiveTmux drives the prompt through tmux: a command and its
-// output, completion of a command name with Tab, history with Up, a
-// statement over two lines, and exit.
+// output, completion of a command name and of a machine path with Tab,
+// history with Up and `history`, a statement over two lines, ^C of a
+// running loop, exit, and the history file left in $XDG_STATE_HOME.
 func TestInteractiveTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -42,7 +43,8 @@ func TestInteractiveTmux(t *testing.T) {
 		}
 		return string(out)
 	}
-	run("new-session", "-d", "-x", "120", "-y", "40", "env VFSLAB_SH_MAIN=1 TERM=xterm "+exe+" --seed 1")
+	state := t.TempDir()
+	run("new-session", "-d", "-x", "120", "-y", "40", "env VFSLAB_SH_MAIN=1 TERM=xterm XDG_STATE_HOME="+state+" "+exe+" --seed 1")
 	defer exec.Command(tmux, "-S", sock, "kill-server").Run()
 	pane := func() string { return run("capture-pane", "-p", "-S", "-100") }
 	waitFor := func(what string, n int) string {
@@ -61,11 +63,27 @@ func TestInteractiveTmux(t *testing.T) {
 	}
 	waitFor("vfslab#", 1)
 	// readline sets the terminal up after printing the prompt; keys typed
-	// before that are read as the terminal's answers and lost.
-	time.Sleep(500 * time.Millisecond)
-	run("send-keys", "-l", "echo hello-$((1+2))")
-	run("send-keys", "Enter")
-	waitFor("hello-3", 1) // the typed line shows $((1+2))
+	// before that are read as the terminal's answers and lost. So the
+	// first line is typed again (after ^U empties what was read of it)
+	// until its output shows, instead of waiting a fixed time.
+	deadline := time.Now().Add(10 * time.Second)
+	for first := true; ; first = false {
+		if !first {
+			run("send-keys", "C-u")
+		}
+		run("send-keys", "-l", "echo hello-$((1+2))")
+		run("send-keys", "Enter")
+		shown := time.Now().Add(time.Second)
+		for !strings.Contains(pane(), "hello-3") && time.Now().Before(shown) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if strings.Contains(pane(), "hello-3") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first line never ran:\n%s", pane())
+		}
+	}
 	run("send-keys", "-l", "fscryptc")
 	run("send-keys", "Tab")
 	waitFor("fscryptctl", 1)
@@ -81,14 +99,39 @@ func TestInteractiveTmux(t *testing.T) {
 	run("send-keys", "-l", "echo loop-$i; done")
 	run("send-keys", "Enter")
 	waitFor("loop-2", 1)
+	// Tab completes the machine's paths: /tmp and /mnt/scratch are the
+	// machine's, whatever the host has.
+	run("send-keys", "-l", "ls -d /mnt/scr")
+	run("send-keys", "Tab")
+	waitFor("ls -d /mnt/scratch/", 1)
+	run("send-keys", "Enter")
+	waitFor("\n/mnt/scratch/\n", 1)
+	run("send-keys", "-l", "history")
+	run("send-keys", "Enter")
+	waitFor("    1  echo hello-$((1+2))", 1)
+	// ^C interrupts the foreground command, not the shell: the loop
+	// ends with status 130 and the prompt takes the next line.
+	run("send-keys", "-l", "echo started; while :; do :; done")
+	run("send-keys", "Enter")
+	waitFor("started", 2) // the typed line and the output
+	time.Sleep(200 * time.Millisecond)
+	run("send-keys", "C-c")
+	run("send-keys", "-l", "echo after-$?")
+	run("send-keys", "Enter")
+	waitFor("after-130", 1)
 	t.Logf("screen:\n%s", strings.TrimRight(pane(), "\n"))
 	run("send-keys", "-l", "exit 0")
 	run("send-keys", "Enter")
-	deadline := time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	for exec.Command(tmux, "-S", sock, "has-session").Run() == nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("the shell did not exit:\n%s", pane())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// The history is the host's, in the state directory.
+	b, err := os.ReadFile(filepath.Join(state, "vfslab", "sh_history"))
+	if err != nil || !strings.Contains(string(b), "echo hello-$((1+2))\n") || !strings.Contains(string(b), "history\n") {
+		t.Errorf("history file: %v\n%s", err, b)
 	}
 }

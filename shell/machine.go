@@ -11,6 +11,7 @@ import (
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
+	"github.com/vfslab/vfslab/keys"
 	"github.com/vfslab/vfslab/memfs"
 	"github.com/vfslab/vfslab/patch"
 	"github.com/vfslab/vfslab/vfs"
@@ -23,6 +24,11 @@ import (
 // The scratch devices of the machine, as xfstests' local.config names them
 // on a VM with virtio disks.
 var scratchDevs = []string{"/dev/vdb", "/dev/vdc", "/dev/vdd", "/dev/vde"}
+
+// DefaultDeviceSize is a scratch device's size unless --device gives one:
+// 8 GiB, sparse, as the Linux oracle's disks are, so that mke2fs's
+// defaults give 4 KiB blocks as on xfstests' usual scratch devices.
+const DefaultDeviceSize = 8 << 30
 
 // users are the accounts of /etc/passwd: root and xfstests' qa users.
 var users = map[string]uint32{"root": 0, "fsgqa": 1000, "fsgqa2": 1001, "123456-fsgqa": 123456}
@@ -43,6 +49,8 @@ type mountRec struct {
 	source, dir, fstype, opts string
 	dev                       *device
 	m                         *vfs.Mount
+	// bind marks a bind mount (bind.go).
+	bind bool
 }
 
 // Machine is the one simulated machine a shell session runs on: a kernel
@@ -69,8 +77,8 @@ type Machine struct {
 	evSnap  any
 	// rnd is /dev/urandom's stream.
 	rnd *detRandom
-	// session is the session keyring of keyctl.
-	session *keyring
+	// session is the session keyring every process has (keys.go).
+	session *keys.Key
 	// used records that a filesystem was made or mounted: `patches` can
 	// no longer change the kernel.
 	used bool
@@ -79,6 +87,17 @@ type Machine struct {
 	// devices Close writes out (image.go).
 	images []Image
 	saves  []Image
+	// sizes are the scratch devices' sizes set by --device (SetDeviceSize),
+	// kept across `patches`; a device not named is DefaultDeviceSize.
+	sizes map[string]int64
+	// intr is closed when the machine closes: it ends every syscall
+	// asleep in a wait (dev.go's sleep).
+	intr chan struct{}
+	// lim stops the run: --timeout, the memory limit, ^C (bounds.go).
+	lim runLimits
+	// here is xfstests' $here (the checkout's path under --xfstests,
+	// "" for /), whose src/ holds the xfstests programs.
+	here string
 }
 
 // NewMachine boots a machine whose kernel runs the patch set set, with its
@@ -91,13 +110,33 @@ func NewMachine(set patch.Set, seed uint64) (*Machine, error) {
 	return m, nil
 }
 
+// blankDevice is a new blank sparse disk of device name's size.
+func (m *Machine) blankDevice(name string) *vfs.BlockDevice {
+	size := int64(DefaultDeviceSize)
+	if s, ok := m.sizes[name]; ok {
+		size = s
+	}
+	return vfs.NewBlockDeviceSize(uint32(size / vfs.PageSize))
+}
+
+// closeDevices releases the host images the devices hold (their files and
+// locks), before a new boot attaches them again or when the machine ends.
+func (m *Machine) closeDevices() {
+	for _, d := range m.devs {
+		d.bdev.Close()
+	}
+}
+
 func (m *Machine) boot() error {
+	m.closeDevices()
 	k := kernel.NewWith(kernel.Config{Patches: m.patches})
 	// Every random choice of the kernel (file nonces, failslab's
 	// draws) comes from the seed (get_random_bytes, kernel/random.go).
 	k.Seed(m.seed)
 	t := k.NewTask("init")
 	t.EnableCounting()
+	m.intr = make(chan struct{})
+	t.Sleep = m.sleep
 	sys, p, err := memfs.Boot(t, vfs.Config{}, nil)
 	if err != nil {
 		return err
@@ -112,7 +151,9 @@ func (m *Machine) boot() error {
 	m.mounts = []*mountRec{{source: "rootfs", dir: "/", fstype: "memfs", opts: "rw"}}
 	m.procs = map[ident]*vfs.Proc{rootIdent: p}
 	m.fds = map[int]int{}
-	m.session = newKeyring()
+	if err := m.bootKeys(); err != nil {
+		return err
+	}
 	m.rnd = nil
 	m.evSnap = t.Ev.Clone()
 	for _, d := range []string{"/mnt", "/mnt/scratch", "/mnt/test", "/tmp", "/proc", "/proc/sys", "/proc/sys/vm", "/sys", "/dev", "/etc", "/root", "/home"} {
@@ -125,8 +166,22 @@ func (m *Machine) boot() error {
 			return fmt.Errorf("mkdir %s: %w", d, err)
 		}
 	}
+	for name, text := range etcFiles() {
+		fd, err := p.Open(t, name, vfs.O_WRONLY|vfs.O_CREAT|vfs.O_TRUNC, 0o644)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		_, err = p.Write(t, fd, []byte(text))
+		p.Close(t, fd)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	for _, name := range scratchDevs {
-		m.devs[name] = &device{name: name, bdev: vfs.NewBlockDevice()}
+		m.devs[name] = &device{name: name, bdev: m.blankDevice(name)}
+	}
+	if err := m.populateDev(t, p); err != nil {
+		return err
 	}
 	for _, img := range m.images {
 		if err := m.attach(img, false); err != nil {
@@ -142,6 +197,9 @@ func (m *Machine) boot() error {
 
 // close ends the machine's processes.
 func (m *Machine) close() {
+	if m.intr != nil {
+		close(m.intr)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, p := range m.procs {
@@ -168,6 +226,10 @@ func (m *Machine) procFor(id ident) *vfs.Proc {
 // (current_cred(), which fscrypt's search of the session keyring reads),
 // and with the trace printed to w when `trace on` is in force.
 func (m *Machine) call(w io.Writer, p *vfs.Proc, comm, desc string, fn func(t *kernel.Task) (int64, error)) (int64, error) {
+	if m.lim.reason() != nil {
+		// The run was stopped: no syscall starts.
+		return 0, errno.EINTR
+	}
 	m.mu.Lock()
 	t := m.t
 	t.Comm = comm
@@ -222,15 +284,16 @@ func strerror(err error) string {
 func (m *Machine) procMounts() string {
 	var b strings.Builder
 	for _, r := range m.mounts {
-		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", r.source, r.dir, r.fstype, r.opts)
+		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", r.source, r.dir, r.fstype, r.optsNow())
 	}
 	return b.String()
 }
 
 // mountAt returns the mount record on dir, or nil.
 func (m *Machine) mountAt(dir string) *mountRec {
-	for _, r := range m.mounts {
-		if r.dir == dir {
+	// The last one: mounts stacked on one directory hide the earlier.
+	for i := len(m.mounts) - 1; i >= 0; i-- {
+		if r := m.mounts[i]; r.dir == dir {
 			return r
 		}
 	}

@@ -15,19 +15,29 @@ func cmdMkfs(c *cmd) int {
 	fstype := strings.TrimPrefix(c.name, "mkfs.")
 	var args []string
 	var dev string
+	force := false // mkfs.f2fs -f: overwrite an existing filesystem
+	blockSize := ""
 	for i := 0; i < len(c.args); i++ {
 		a := c.args[i]
 		switch {
 		case c.name == "mkfs" && a == "-t" && i+1 < len(c.args):
 			fstype = c.args[i+1]
 			i++
-		case a == "-q" || a == "-F" || a == "-f" || a == "-v":
+		case a == "-f":
+			force = true
+		case a == "-q" || a == "-F" || a == "-v":
 		case a == "-O" || a == "-E" || a == "-N" || a == "-C" || a == "-b" || a == "-L" || a == "-I" || a == "-l":
 			if i+1 >= len(c.args) {
 				fmt.Fprintf(c.errw, "%s: option requires an argument -- '%s'\n", c.name, a[1:])
 				return 1
 			}
-			if a != "-b" && a != "-L" && a != "-I" && a != "-l" {
+			// -b is mke2fs's block size (mkfs.f2fs has none); the
+			// labels and the inode size are not modelled.
+			switch a {
+			case "-b":
+				blockSize = c.args[i+1]
+			case "-L", "-I", "-l":
+			default:
 				args = append(args, a, c.args[i+1])
 			}
 			i++
@@ -39,6 +49,9 @@ func cmdMkfs(c *cmd) int {
 	}
 	if fstype == "mkfs" || fstype == "" {
 		fstype = "ext4"
+	}
+	if blockSize != "" && fstype == "ext4" {
+		args = append(args, "-b", blockSize)
 	}
 	if dev == "" {
 		fmt.Fprintf(c.errw, "Usage: mkfs.%s [-O feature[,...]] [-E extended-option[,...]] device [fs-size]\n", fstype)
@@ -61,16 +74,26 @@ func cmdMkfs(c *cmd) int {
 		fmt.Fprintf(c.errw, "%s is mounted; will not make a filesystem here!\n", d.name)
 		return 1
 	}
-	// A growing scratch device is replaced by a blank one; a fixed-size
-	// device (an attached image) is formatted in place, and a
-	// write-protected one refuses the writes (blkdev_write_iter's EPERM).
-	bdev := vfs.NewBlockDevice()
-	if d.bdev.Fixed() {
-		if d.bdev.ReadOnly() {
-			fmt.Fprintf(c.errw, "%s: %s: %s while setting up superblock\n", c.name, d.name, strerror(errno.EPERM))
-			return 1
+	if fstype == "f2fs" && !force {
+		c.m.mu.Lock()
+		existing := Blkid(d.bdev)
+		c.m.mu.Unlock()
+		if existing != "" {
+			// f2fs-tools 1.15's f2fs_dev_is_umounted/f2fs_check_fs:
+			// its banner, then the refusal, on standard output, and
+			// status 255 (exit(-1)).
+			fmt.Fprintf(c.out, "\n    F2FS-tools: mkfs.f2fs Ver: 1.15.0 (2022-05-13)\n\nInfo: Disable heap-based policy\nInfo: Debug level = 0\nInfo: Trim is enabled\n")
+			fmt.Fprintf(c.out, "\t%s appears to contain an existing filesystem (%s).\n\tUse the -f option to force overwrite.\n", dev, existing)
+			return 255
 		}
-		bdev = d.bdev
+	}
+	// Every scratch device is a fixed-size disk, formatted in place with
+	// the real on-disk layout; a write-protected one refuses the writes
+	// (blkdev_write_iter's EPERM).
+	bdev := d.bdev
+	if bdev.ReadOnly() {
+		fmt.Fprintf(c.errw, "%s: %s: %s while setting up superblock\n", c.name, d.name, strerror(errno.EPERM))
+		return 1
 	}
 	_, err = c.sys(fmt.Sprintf("mkfs.%s(%q)", fstype, d.name), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
 		return 0, fs.Mkfs(t, bdev, args)
@@ -99,6 +122,28 @@ var genericMountOpts = map[string]bool{
 	"suid": true, "dev": true, "exec": true, "sync": true, "async": true, "remount": true,
 }
 
+// mountErr is mount(8)'s message for a failed mount(2) (sys-utils/mount.c
+// mk_exit_code: "mount: TARGET: MESSAGE." and, since the system call was
+// made, the hint to read the kernel log), with mount's status 32.
+func mountErr(c *cmd, dir, format string, args ...any) int {
+	fmt.Fprintf(c.errw, "mount: %s: "+format+"\n", append([]any{dir}, args...)...)
+	fmt.Fprintf(c.errw, "       dmesg(1) may have more information after failed mount system call.\n")
+	return 32
+}
+
+// alreadyMounted is libmount's EBUSY message: "already mounted on DIR"
+// when the device is mounted there, else "already mounted or mount point
+// busy".
+func alreadyMounted(c *cmd, dir, dev string) int {
+	c.m.mu.Lock()
+	r := c.m.mountAt(c.abs(dir))
+	c.m.mu.Unlock()
+	if r != nil && r.source == c.abs(dev) {
+		return mountErr(c, dir, "%s already mounted on %s.", dev, c.abs(dir))
+	}
+	return mountErr(c, dir, "%s already mounted or mount point busy.", dev)
+}
+
 func mountFail(c *cmd, dir, dev string) int {
 	fmt.Fprintf(c.errw, "mount: %s: wrong fs type, bad option, bad superblock on %s, missing codepage or helper program, or other error.\n", dir, dev)
 	fmt.Fprintf(c.errw, "       dmesg(1) may have more information after failed mount system call.\n")
@@ -110,9 +155,12 @@ func mountFail(c *cmd, dir, dev string) int {
 func cmdMount(c *cmd) int {
 	fstype, opts := "", ""
 	var rest []string
+	bind := false
 	for i := 0; i < len(c.args); i++ {
 		a := c.args[i]
 		switch {
+		case a == "--bind" || a == "-B":
+			bind = true
 		case (a == "-t" || a == "-o") && i+1 < len(c.args):
 			if a == "-t" {
 				fstype = c.args[i+1]
@@ -137,6 +185,8 @@ func cmdMount(c *cmd) int {
 	for _, o := range strings.Split(opts, ",") {
 		switch {
 		case o == "":
+		case o == "bind":
+			bind = true
 		case o == "remount":
 			remount = true
 		case genericMountOpts[o]:
@@ -149,9 +199,12 @@ func cmdMount(c *cmd) int {
 		c.m.mu.Lock()
 		defer c.m.mu.Unlock()
 		for _, r := range c.m.mounts {
-			fmt.Fprintf(c.out, "%s on %s type %s (%s)\n", r.source, r.dir, r.fstype, r.opts)
+			fmt.Fprintf(c.out, "%s on %s type %s (%s)\n", r.source, r.dir, r.fstype, r.optsNow())
 		}
 		return 0
+	}
+	if bind {
+		return c.mountBind(rest, remount, generic)
 	}
 	if remount {
 		if len(rest) == 0 {
@@ -166,14 +219,13 @@ func cmdMount(c *cmd) int {
 		}
 		c.m.mu.Unlock()
 		if r == nil {
-			fmt.Fprintf(c.errw, "mount: %s: mount point not mounted or bad option.\n", rest[len(rest)-1])
-			return 32
+			return mountErr(c, rest[len(rest)-1], "mount point not mounted or bad option.")
 		}
 		// MS_RDONLY sets or clears the mount's MNT_READONLY (without ro
 		// or rw the mount keeps its mode, as mount(8) passes it on); the
 		// other generic flags are recorded only. The filesystem's own
 		// options go to its reconfigure.
-		ro := strings.HasPrefix(r.opts, "ro")
+		ro := strings.HasPrefix(r.optsNow(), "ro")
 		if last := lastOf(generic, "ro", "rw"); last != "" {
 			ro = last == "ro"
 		}
@@ -194,11 +246,9 @@ func cmdMount(c *cmd) int {
 			return 0, c.m.sys.RemountReadonly(t, p, r.dir, ro)
 		})
 		if e, ok := errno.Of(err); ok && e == errno.EBUSY {
-			fmt.Fprintf(c.errw, "mount: %s: mount point is busy.\n", rest[len(rest)-1])
-			return 32
+			return mountErr(c, rest[len(rest)-1], "mount point is busy.")
 		} else if ok && e == errno.EACCES {
-			fmt.Fprintf(c.errw, "mount: %s: cannot remount %s read-write, is write-protected.\n", rest[len(rest)-1], r.source)
-			return 32
+			return mountErr(c, rest[len(rest)-1], "cannot remount %s read-write, is write-protected.", r.source)
 		} else if err != nil {
 			return mountFail(c, r.dir, r.source)
 		}
@@ -232,12 +282,17 @@ func cmdMount(c *cmd) int {
 	busy := c.m.mountOf(devName) != nil
 	c.m.mu.Unlock()
 	if !isDev {
-		fmt.Fprintf(c.errw, "mount: %s: special device %s does not exist.\n", rest[1], rest[0])
-		return 32
+		return mountErr(c, rest[1], "special device %s does not exist.", rest[0])
 	}
 	if busy {
-		fmt.Fprintf(c.errw, "mount: %s: %s already mounted or mount point busy.\n", rest[1], rest[0])
-		return 32
+		// mount(2) resolves the mount point first (path_mount's
+		// user_path_at), then finds the device in use.
+		if st, err := c.stat(rest[1], true); err != nil {
+			return mountErr(c, rest[1], "mount point does not exist.")
+		} else if st.Mode&vfs.S_IFMT != vfs.S_IFDIR {
+			return mountErr(c, rest[1], "mount point is not a directory.")
+		}
+		return alreadyMounted(c, rest[1], rest[0])
 	}
 	if fstype == "" {
 		c.m.mu.Lock()
@@ -249,8 +304,7 @@ func cmdMount(c *cmd) int {
 	}
 	fs, err := vfs.GetFsType(fstype)
 	if err != nil {
-		fmt.Fprintf(c.errw, "mount: %s: unknown filesystem type '%s'.\n", rest[1], fstype)
-		return 32
+		return mountErr(c, rest[1], "unknown filesystem type '%s'.", fstype)
 	}
 	var m *vfs.Mount
 	ro := lastOf(generic, "ro", "rw") == "ro"
@@ -287,8 +341,7 @@ func cmdMount(c *cmd) int {
 	// warns that it did.
 	if e, ok := errno.Of(err); ok && !ro && (e == errno.EACCES || e == errno.EROFS) {
 		if contains(generic, "rw") {
-			fmt.Fprintf(c.errw, "mount: %s: %s is write-protected but explicit read-write mode requested.\n", rest[1], rest[0])
-			return 32
+			return mountErr(c, rest[1], "%s is write-protected but explicit read-write mode requested.", rest[0])
 		}
 		if err = try(true); err == nil {
 			ro = true
@@ -300,17 +353,13 @@ func cmdMount(c *cmd) int {
 		if e, ok := errno.Of(err); ok {
 			switch e {
 			case errno.ENOENT:
-				fmt.Fprintf(c.errw, "mount: %s: mount point does not exist.\n", rest[1])
-				return 32
+				return mountErr(c, rest[1], "mount point does not exist.")
 			case errno.ENOTDIR:
-				fmt.Fprintf(c.errw, "mount: %s: mount point is not a directory.\n", rest[1])
-				return 32
+				return mountErr(c, rest[1], "mount point is not a directory.")
 			case errno.EBUSY:
-				fmt.Fprintf(c.errw, "mount: %s: %s already mounted or mount point busy.\n", rest[1], rest[0])
-				return 32
+				return alreadyMounted(c, rest[1], rest[0])
 			case errno.EACCES, errno.EROFS:
-				fmt.Fprintf(c.errw, "mount: %s: cannot mount %s read-only.\n", rest[1], rest[0])
-				return 32
+				return mountErr(c, rest[1], "cannot mount %s read-only.", rest[0])
 			}
 		}
 		return mountFail(c, rest[1], rest[0])
@@ -420,7 +469,7 @@ func cmdUmount(c *cmd) int {
 			r = c.m.mountOf(p)
 		}
 		c.m.mu.Unlock()
-		if r == nil || r.dev == nil {
+		if r == nil || r.dev == nil && !r.bind {
 			fmt.Fprintf(c.errw, "umount: %s: not mounted.\n", a)
 			st = 32
 			continue
@@ -449,7 +498,6 @@ func cmdUmount(c *cmd) int {
 			continue
 		}
 		c.m.mu.Lock()
-		r.dev.sb = sb
 		for i, x := range c.m.mounts {
 			if x == r {
 				c.m.mounts = append(c.m.mounts[:i], c.m.mounts[i+1:]...)
@@ -458,7 +506,13 @@ func cmdUmount(c *cmd) int {
 		}
 		// The last close of the device writes it back (blkdev_put's
 		// sync_blockdev): a writable image goes back to its host file.
-		err = r.dev.bdev.Sync()
+		// A mount whose superblock has others (a bind mount) leaves it
+		// as it is (sb nil).
+		err = nil
+		if sb != nil && r.dev != nil {
+			r.dev.sb = sb
+			err = r.dev.bdev.Sync()
+		}
 		c.m.mu.Unlock()
 		if err != nil {
 			fmt.Fprintf(c.errw, "umount: %s: writing the image back: %v\n", a, err)
@@ -470,16 +524,27 @@ func cmdUmount(c *cmd) int {
 
 // cmdBlkid prints the type mkfs wrote on each device.
 func cmdBlkid(c *cmd) int {
+	var tags []string
+	format := "full"
+	var names []string
+	for i := 0; i < len(c.args); i++ {
+		switch a := c.args[i]; {
+		case (a == "-s" || a == "-o") && i+1 < len(c.args):
+			if a == "-s" {
+				tags = append(tags, c.args[i+1])
+			} else {
+				format = c.args[i+1]
+			}
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			names = append(names, c.abs(a))
+		}
+	}
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
-	names := c.m.deviceNames()
-	if len(c.args) > 0 {
-		names = nil
-		for _, a := range c.args {
-			if !strings.HasPrefix(a, "-") {
-				names = append(names, c.abs(a))
-			}
-		}
+	if len(names) == 0 {
+		names = c.m.deviceNames()
 	}
 	st := 2
 	for _, n := range names {
@@ -487,8 +552,31 @@ func cmdBlkid(c *cmd) int {
 		if !ok || Blkid(d.bdev) == "" {
 			continue
 		}
-		fmt.Fprintf(c.out, "%s: TYPE=\"%s\"\n", n, Blkid(d.bdev))
+		found := c.m.blkidTags(d)
+		var out []string
+		for _, kv := range found {
+			if len(tags) > 0 && !contains(tags, kv[0]) {
+				continue
+			}
+			switch format {
+			case "value":
+				out = append(out, kv[1])
+			case "export":
+				out = append(out, kv[0]+"="+kv[1])
+			default:
+				out = append(out, fmt.Sprintf("%s=\"%s\"", kv[0], kv[1]))
+			}
+		}
+		if len(out) == 0 {
+			continue
+		}
 		st = 0
+		switch format {
+		case "value", "export":
+			fmt.Fprintln(c.out, strings.Join(out, "\n"))
+		default:
+			fmt.Fprintf(c.out, "%s: %s\n", n, strings.Join(out, " "))
+		}
 	}
 	return st
 }

@@ -274,3 +274,13 @@ _filter_nokey_filenames()
 _get_encryption_nonce() { :; }
 
 _encrypt_mount_options() { :; }
+
+# vfslab's own commands have no counterpart on Linux: on Linux (vfslab
+# linux run) and under vfslab sh --as-linux, which vfslab linux diff
+# compares with it, each says that it is skipped.
+if [ -n "$VFSLAB_OWN_SKIP" ]; then
+	trace() { echo "trace: vfslab's own command, skipped on Linux" >&2; }
+	events() { echo "events: vfslab's own command, skipped on Linux" >&2; }
+	dump() { echo "dump: vfslab's own command, skipped on Linux" >&2; }
+	patches() { echo "patches: vfslab's own command, skipped on Linux" >&2; }
+fi

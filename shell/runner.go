@@ -36,6 +36,16 @@ type Shell struct {
 	fstyp string
 	// prelude is the parsed prelude, run before every script.
 	prelude *syntax.File
+	// asLinux: vfslab's own commands say they are skipped, as on Linux
+	// (--as-linux).
+	asLinux bool
+	// xfs is the --xfstests state (nil in a plain session).
+	xfs *xfsState
+	// history are the lines typed at the prompt, the host's history
+	// file's first (`history` lists them).
+	history []string
+	// limits are the run's --timeout and --memory (bounds.go).
+	limits Limits
 }
 
 // noFifoDir is the runner's $TMPDIR: the interpreter opens files in it
@@ -45,23 +55,36 @@ const noFifoDir = "/proc/vfslab-no-fifo"
 
 // baseEnv is the environment a script starts with.
 func (s *Shell) baseEnv() []string {
+	env := ScriptEnv(s.fstyp, s.m.seed)
+	env = append(env, "TMPDIR="+noFifoDir)
+	if s.asLinux {
+		env = append(env, "VFSLAB_OWN_SKIP=1")
+	}
+	return append(env, s.xfstestsEnv()...)
+}
+
+// ScriptEnv is the environment a script starts with for $FSTYP fstyp and
+// the machine's seed (besides $TMPDIR): the one the Linux oracle gives the
+// same script.
+func ScriptEnv(fstyp string, seed uint64) []string {
 	return []string{
 		"HOME=/root", "USER=root", "LOGNAME=root", "SHELL=/bin/sh",
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		"TMPDIR=" + noFifoDir, "PWD=/",
+		"PWD=/",
 		"SCRATCH_DEV=" + scratchDevs[0], "SCRATCH_MNT=/mnt/scratch",
 		"TEST_DEV=" + scratchDevs[1], "TEST_DIR=/mnt/test",
-		"FSTYP=" + s.fstyp, "qa_user=fsgqa", "here=/", "seq=vfslab",
+		"FSTYP=" + fstyp, "qa_user=fsgqa", "here=/", "seq=vfslab",
 		"tmp=/tmp/vfslab", "seqres=/tmp/vfslab.res",
-		"VFSLAB_SEED=" + strconv.FormatUint(s.m.seed, 10),
+		"VFSLAB_SEED=" + strconv.FormatUint(seed, 10),
 	}
 }
 
 // newRunner makes an interpreter on the machine with the given standard
-// streams.
-func (s *Shell) newRunner(stdin io.Reader, stdout, stderr io.Writer, interactive bool, params ...string) (*interp.Runner, error) {
+// streams, for a process of identity id ($UID).
+func (s *Shell) newRunner(id ident, stdin io.Reader, stdout, stderr io.Writer, interactive bool, params ...string) (*interp.Runner, error) {
+	stdin, stdout, stderr = unwrapStreams(stdin, stdout, stderr)
 	opts := []interp.RunnerOption{
-		interp.Env(expand.ListEnviron(s.baseEnv()...)),
+		interp.Env(machineEnv{expand.ListEnviron(s.baseEnv()...), s.m, id}),
 		func(r *interp.Runner) error { r.Dir = "/"; return nil },
 		interp.StdIO(stdin, stdout, stderr),
 		interp.OpenHandler(s.openHandler),
@@ -129,7 +152,7 @@ func vfsFlags(flag int) int {
 func (s *Shell) openHandler(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
 	hc := interp.HandlerCtx(ctx)
 	p := abs(hc.Dir, name)
-	if f, ok, err := s.openSpecial(hc, p, flag); ok {
+	if f, ok, err := s.openSpecial(hc, identOf(ctx), p, flag); ok {
 		if err != nil {
 			return nil, pathErr(name, err)
 		}
@@ -146,7 +169,7 @@ func (s *Shell) openHandler(ctx context.Context, name string, flag int, perm os.
 // openSpecial opens the files the machine's devices and procfs provide:
 // /dev/null, /dev/zero, /dev/stdout, /dev/stderr, /proc/mounts and
 // /proc/sys/vm/drop_caches.
-func (s *Shell) openSpecial(hc interp.HandlerContext, p string, flag int) (io.ReadWriteCloser, bool, error) {
+func (s *Shell) openSpecial(hc interp.HandlerContext, id ident, p string, flag int) (io.ReadWriteCloser, bool, error) {
 	switch p {
 	case "/dev/null":
 		return nullFile{}, true, nil
@@ -160,6 +183,8 @@ func (s *Shell) openSpecial(hc interp.HandlerContext, p string, flag int) (io.Re
 		return writerFile{hc.Stderr}, true, nil
 	case "/dev/stdin":
 		return readerFile{hc.Stdin}, true, nil
+	case kmsgPath:
+		return &kmsgFile{m: s.m}, true, nil
 	case "/proc/mounts", "/proc/self/mounts":
 		if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
 			return nil, true, errno.EACCES
@@ -177,7 +202,21 @@ func (s *Shell) openSpecial(hc interp.HandlerContext, p string, flag int) (io.Re
 	if bdev := s.m.device(p); bdev != nil {
 		return &devFile{bdev: bdev}, true, nil
 	}
-	if pf, ok := s.m.faultFile(p); ok {
+	if text, ok := s.m.kernelFile(p); ok {
+		if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+			return nil, true, errno.EACCES
+		}
+		return readerFile{strings.NewReader(text)}, true, nil
+	}
+	if pf, ok := s.m.procFileFor(p, id); ok {
+		if pf.access != nil {
+			s.m.mu.Lock()
+			err := pf.access(flag&(os.O_WRONLY|os.O_RDWR) != 0)
+			s.m.mu.Unlock()
+			if err != nil {
+				return nil, true, err
+			}
+		}
 		f := s.m.openProcFile(pf)
 		f.errw = hc.Stderr
 		return f, true, nil
@@ -243,8 +282,9 @@ func (f readerFile) Close() error              { return nil }
 // dropCachesFile is /proc/sys/vm/drop_caches opened for writing: each
 // write is one sysctl write, "1", "2" or "3".
 type dropCachesFile struct {
-	m *Machine
-	w io.Writer
+	m    *Machine
+	w    io.Writer
+	comm string // the writer: the command, or the shell's redirection ("sh")
 }
 
 func (f *dropCachesFile) Read([]byte) (int, error) { return 0, errno.EBADF }
@@ -253,7 +293,11 @@ func (f *dropCachesFile) Write(b []byte) (int, error) {
 	if err != nil || v < 1 || v > 4 {
 		return 0, errno.EINVAL
 	}
-	f.m.call(f.w, nil, "sh", fmt.Sprintf("write(%q, %q)", dropCachesPath, strings.TrimSpace(string(b))), func(t *kernel.Task) (int64, error) {
+	comm := f.comm
+	if comm == "" {
+		comm = "sh"
+	}
+	f.m.call(f.w, nil, comm, fmt.Sprintf("write(%q, %q)", dropCachesPath, strings.TrimSpace(string(b))), func(t *kernel.Task) (int64, error) {
 		f.m.sys.DropCaches(t, v)
 		return int64(len(b)), nil
 	})
@@ -276,8 +320,21 @@ type vfsFile struct {
 	pending      []byte
 }
 
+// isPseudoPath reports whether p is under /proc or /sys, whose files the
+// kernel makes: no new file can be created there.
+func isPseudoPath(p string) bool {
+	return strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/sys/")
+}
+
 // openFile opens path as uid's process, for command comm.
 func (m *Machine) openFile(w io.Writer, id ident, comm, p string, flags int, mode uint32) (*vfsFile, error) {
+	if flags&vfs.O_CREAT != 0 && isPseudoPath(p) {
+		// procfs and sysfs directories have no ->create: open(O_CREAT)
+		// of a name they lack is EACCES (lookup_open).
+		if _, err := m.stat(nil, id, comm, p, true); errors.Is(err, errno.ENOENT) {
+			return nil, errno.EACCES
+		}
+	}
 	m.mu.Lock()
 	proc := m.procFor(id)
 	m.mu.Unlock()
@@ -424,16 +481,22 @@ func (s *Shell) statHandler(ctx context.Context, name string, follow bool) (fs.F
 
 // stat is stat(2) or lstat(2) of p, with the machine's special files.
 func (m *Machine) stat(w io.Writer, id ident, comm, p string, follow bool) (vfs.Stat, error) {
-	if p == "/dev/null" || p == "/dev/zero" || p == "/dev/urandom" || p == "/dev/random" || p == "/dev/stdout" || p == "/dev/stderr" || p == "/dev/stdin" {
+	if p == "/dev/stdout" || p == "/dev/stderr" || p == "/dev/stdin" {
 		return vfs.Stat{Mode: vfs.S_IFCHR | 0o666, Nlink: 1, Ino: 1}, nil
-	}
-	if _, ok := m.devs[p]; ok {
-		return vfs.Stat{Mode: vfs.S_IFBLK | 0o660, Nlink: 1, Ino: 2, Size: 0}, nil
 	}
 	if p == dropCachesPath || p == "/proc/mounts" {
 		return vfs.Stat{Mode: vfs.S_IFREG | 0o644, Nlink: 1, Ino: 3}, nil
 	}
+	if st, ok := m.programStat(p); ok {
+		return st, nil
+	}
+	if st, ok := m.kernelStat(p); ok {
+		return st, nil
+	}
 	if st, ok := m.faultStat(p); ok {
+		return st, nil
+	}
+	if st, ok := m.keysStat(p); ok {
 		return st, nil
 	}
 	m.mu.Lock()
@@ -501,6 +564,20 @@ func (m *Machine) readDir(w io.Writer, id ident, comm, p string) ([]vfs.Dirent, 
 	if ents, ok := faultDirents(p); ok {
 		return ents, nil
 	}
+	if ents, ok := keysDirents(p); ok {
+		return ents, nil
+	}
+	if names, ok := m.kernelDir(p); ok {
+		ents := []vfs.Dirent{{Name: ".", Type: vfs.DT_DIR}, {Name: "..", Type: vfs.DT_DIR}}
+		for _, n := range names {
+			typ := uint8(vfs.DT_REG)
+			if _, dir := m.kernelDir(path.Join(p, n)); dir {
+				typ = vfs.DT_DIR
+			}
+			ents = append(ents, vfs.Dirent{Name: n, Type: typ})
+		}
+		return ents, nil
+	}
 	f, err := m.openFile(w, id, comm, p, vfs.O_RDONLY|vfs.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
@@ -520,6 +597,7 @@ func (m *Machine) readDir(w io.Writer, id ident, comm, p string) ([]vfs.Dirent, 
 			if e, ok := faultParentDirent(p); ok {
 				out = append(out, e)
 			}
+			out = append(out, keysParentDirents(p)...)
 			return out, nil
 		}
 		ds, err := vfs.ParseDirents(buf[:n])
@@ -537,18 +615,35 @@ func (m *Machine) readDir(w io.Writer, id ident, comm, p string) ([]vfs.Dirent, 
 // host's PATH, and sourcing xfstests' common/* files is a no-op (the
 // prelude stands in for them).
 func (s *Shell) callHandler(ctx context.Context, args []string) ([]string, error) {
+	args = s.xfstestsCall(args)
+	if writingBuiltin(args[0]) && pipeBroken(interp.HandlerCtx(ctx).Stdout) {
+		// A builtin writing to a pipe whose reader is gone: SIGPIPE
+		// kills the (sub)shell that runs it, as `y | head -c 4` ends
+		// bash's loop in y.
+		return []string{"exit", strconv.Itoa(sigpipeStatus)}, nil
+	}
+	args = peelBuiltin(args)
 	switch args[0] {
 	case "echo":
 		return splitEchoFlags(args), nil
+	case "[", "test":
+		return s.classicTest(ctx, args), nil
 	case "command":
 		if len(args) > 1 && (args[1] == "-v" || args[1] == "-V") {
 			return append([]string{"__vfslab_which", args[1]}, args[2:]...), nil
 		}
 	case "type", "which":
 		return append([]string{"__vfslab_which", "-" + args[0]}, args[1:]...), nil
+	case "help", "history":
+		// The machine's help, not mvdan.cc/sh's list of bash builtins;
+		// the prompt's history, which mvdan.cc/sh lacks.
+		return append([]string{"__vfslab_" + args[0]}, args[1:]...), nil
 	case ".", "source":
 		if len(args) > 1 && isCommonFile(args[1]) {
 			return []string{"true"}, nil
+		}
+		if len(args) > 1 {
+			args = append([]string{args[0], s.sourcePath(ctx, args[1])}, args[2:]...)
 		}
 	}
 	return args, nil
@@ -581,18 +676,33 @@ func splitEchoFlags(args []string) []string {
 func (s *Shell) execHandler(ctx context.Context, args []string) (err error) {
 	hc := interp.HandlerCtx(ctx)
 	id := identOf(ctx)
-	c := &cmd{s: s, m: s.m, ctx: ctx, dir: hc.Dir, uid: id.uid, id: id, name: args[0], args: args[1:],
-		in: hc.Stdin, out: hc.Stdout, errw: hc.Stderr, env: hc.Env}
-	if c.in == nil {
-		c.in = strings.NewReader("")
+	var in io.Reader = strings.NewReader("")
+	if hc.Stdin != nil {
+		in = hc.Stdin
 	}
-	fn, ok := lookupProgram(args[0])
+	lim := &s.m.lim
+	c := &cmd{s: s, m: s.m, ctx: ctx, dir: hc.Dir, uid: id.uid, id: id, name: args[0], args: args[1:],
+		in: &cmdReader{in, lim}, out: &cmdWriter{hc.Stdout, lim}, errw: &cmdWriter{hc.Stderr, lim}, env: hc.Env}
+	fn, ok := s.lookupProgram(args[0])
 	if !ok {
+		if err := s.missingHelperErr(args[0]); err != nil {
+			return err
+		}
 		fmt.Fprintf(hc.Stderr, "%s: command not found\n", args[0])
 		return interp.ExitStatus(127)
 	}
+	// A program run by its path (/usr/bin/xfs_io, as xfstests'
+	// $XFS_IO_PROG names it) knows itself by its base name.
+	c.name, c.argv0 = path.Base(args[0]), args[0]
 	defer func() {
-		if r := recover(); r != nil {
+		switch r := recover().(type) {
+		case nil:
+		case sigpipe:
+			// Killed by SIGPIPE: no message, as a shell prints none.
+			err = interp.ExitStatus(sigpipeStatus)
+		case stopped:
+			err = interp.ExitStatus(uint8(r.status))
+		default:
 			fmt.Fprintf(hc.Stderr, "%s: internal error: %v\n%s", args[0], r, debug.Stack())
 			err = interp.ExitStatus(1)
 		}
@@ -611,6 +721,7 @@ func (s *Shell) execHandler(ctx context.Context, args []string) (err error) {
 // FIFOs on the host.
 func rewrite(f *syntax.File) error {
 	var bad error
+	forked := map[*syntax.Stmt]bool{}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.ProcSubst:
@@ -621,6 +732,9 @@ func rewrite(f *syntax.File) error {
 			rewriteExecFd(n)
 			rewriteDupFd(n)
 		}
+		rewriteFork(n, forked)
+		rewritePids(n)
+		rewriteTests(n)
 		return true
 	})
 	return bad
@@ -698,6 +812,11 @@ func (s *Shell) runFile(ctx context.Context, r *interp.Runner, src io.Reader, na
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
+	}
+	if errors.Is(err, context.Canceled) {
+		// The run was stopped (--timeout, --memory, ^C): its message
+		// is the caller's.
+		return 1
 	}
 	var es interp.ExitStatus
 	if errors.As(err, &es) {

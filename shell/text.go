@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"regexp"
@@ -61,14 +62,39 @@ func cmdEgrep(c *cmd) int {
 	return cmdGrep(c)
 }
 
+// grepPatterns are the patterns of grep's -e options, in order:
+// "-e PAT", "-ePAT" and -e at the end of a group of options ("-qe PAT").
+func grepPatterns(args []string) []string {
+	var pats []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' || strings.HasPrefix(a, "--") {
+			continue
+		}
+		if j := strings.IndexByte(a, 'e'); j > 0 {
+			if j+1 < len(a) {
+				pats = append(pats, a[j+1:])
+			} else if i+1 < len(args) {
+				pats = append(pats, args[i+1])
+				i++
+			}
+		}
+	}
+	return pats
+}
+
 func cmdGrep(c *cmd) int {
 	opts, args, ok := c.flags("cEqvxiFlnowsH", "e", "[OPTION]... PATTERNS [FILE]...")
 	if !ok {
 		return 2
 	}
 	var pats []string
-	if e, ok := opts['e']; ok {
-		pats = []string{e}
+	if _, ok := opts['e']; ok {
+		// Every -e PATTERN counts (the options parser keeps the last).
+		pats = grepPatterns(c.args)
 	} else {
 		if len(args) == 0 {
 			c.usage("[OPTION]... PATTERNS [FILE]...")
@@ -117,7 +143,7 @@ func cmdGrep(c *cmd) int {
 	}
 	found, trouble := false, false
 	for _, a := range args {
-		data, err := c.readAll(a)
+		r, err := c.openReader(a)
 		if err != nil {
 			if opts['s'] == "" {
 				c.errf("%s: %s", a, strerror(err))
@@ -130,7 +156,18 @@ func cmdGrep(c *cmd) int {
 			name = "(standard input)"
 		}
 		count := 0
-		for i, l := range splitLines(data) {
+		// The input is read a line at a time.
+		br := bufio.NewReaderSize(r, streamChunk)
+		for i := 0; ; i++ {
+			l, rerr := br.ReadString('\n')
+			if rerr != nil && l == "" {
+				if rerr != io.EOF && opts['s'] == "" {
+					c.errf("%s: %s", a, strerror(rerr))
+					trouble = true
+				}
+				break
+			}
+			l = strings.TrimSuffix(l, "\n")
 			match := false
 			for _, re := range res {
 				if re.MatchString(l) {
@@ -144,6 +181,7 @@ func cmdGrep(c *cmd) int {
 			count++
 			found = true
 			if opts['q'] != "" {
+				r.Close()
 				return 0
 			}
 			if opts['c'] != "" || opts['l'] != "" {
@@ -166,6 +204,7 @@ func cmdGrep(c *cmd) int {
 			}
 			fmt.Fprintln(c.out, prefix+l)
 		}
+		r.Close()
 		if opts['c'] != "" {
 			if multi {
 				fmt.Fprintf(c.out, "%s:%d\n", name, count)
@@ -637,18 +676,30 @@ func cmdOd(c *cmd) int {
 	if !ok {
 		return 1
 	}
-	datas, _, st := c.inputs(args)
-	var data []byte
-	for _, d := range datas {
-		data = append(data, d...)
+	// The inputs are one stream, read a row at a time.
+	if len(args) == 0 {
+		args = []string{"-"}
 	}
+	st := 0
+	var readers []io.Reader
+	for _, a := range args {
+		r, err := c.openReader(a)
+		if err != nil {
+			c.errf("%s: %s", a, strerror(err))
+			st = 1
+			continue
+		}
+		defer r.Close()
+		readers = append(readers, r)
+	}
+	var in io.Reader = bufio.NewReaderSize(io.MultiReader(readers...), streamChunk)
 	if j, ok := opts['j']; ok {
 		n, _ := parseSize(j)
-		data = data[min(int(n), len(data)):]
+		io.CopyN(io.Discard, in, n)
 	}
 	if n, ok := opts['N']; ok {
 		k, _ := parseSize(n)
-		data = data[:min(int(k), len(data))]
+		in = io.LimitReader(in, k)
 	}
 	radix := "o"
 	if a, ok := opts['A']; ok {
@@ -696,8 +747,14 @@ func cmdOd(c *cmd) int {
 	width := 16
 	var prev []byte
 	starred := false
-	for off := 0; off < len(data); off += width {
-		row := data[off:min(off+width, len(data))]
+	buf := make([]byte, width)
+	off := 0
+	for ; ; off += width {
+		n, _ := io.ReadFull(in, buf)
+		if n == 0 {
+			break
+		}
+		row := buf[:n]
 		if opts['v'] == "" && prev != nil && string(prev) == string(row) && len(row) == width {
 			if !starred {
 				fmt.Fprintln(c.out, "*")
@@ -706,7 +763,7 @@ func cmdOd(c *cmd) int {
 			continue
 		}
 		starred = false
-		prev = row
+		prev = append(prev[:0], row...)
 		var b strings.Builder
 		b.WriteString(addr(off))
 		for i := 0; i < len(row); i += size {
@@ -735,21 +792,19 @@ func cmdOd(c *cmd) int {
 			pad := (width - len(row)) / size * (2*size + 1)
 			b.WriteString(strings.Repeat(" ", pad))
 			b.WriteString("  >")
-			for _, ch := range row {
-				if ch >= 0x20 && ch < 0x7f {
-					b.WriteByte(ch)
-				} else {
-					b.WriteByte('.')
-				}
-			}
+			writePrintable(&b, row)
 			b.WriteString("<")
 		}
 		fmt.Fprintln(c.out, b.String())
+		if n < width {
+			off += n
+			break
+		}
 	}
 	if radix != "n" {
-		fmt.Fprintln(c.out, addr(len(data)))
+		fmt.Fprintln(c.out, addr(off))
 	}
-	return min(st, 1)
+	return st
 }
 
 func odChar(ch byte) string {
@@ -775,6 +830,18 @@ func odChar(ch byte) string {
 		return fmt.Sprintf("   %c", ch)
 	}
 	return fmt.Sprintf(" %03o", ch)
+}
+
+// writePrintable writes row as the dumps' text column: printable ASCII
+// as it is, every other byte as '.' (xxd, od -z, hexdump -C).
+func writePrintable(b *strings.Builder, row []byte) {
+	for _, ch := range row {
+		if ch >= 0x20 && ch < 0x7f {
+			b.WriteByte(ch)
+		} else {
+			b.WriteByte('.')
+		}
+	}
 }
 
 func cmdXxd(c *cmd) int {
@@ -829,13 +896,7 @@ func cmdXxd(c *cmd) int {
 			}
 		}
 		b.WriteString("  ")
-		for _, ch := range row {
-			if ch >= 0x20 && ch < 0x7f {
-				b.WriteByte(ch)
-			} else {
-				b.WriteByte('.')
-			}
-		}
+		writePrintable(&b, row)
 		fmt.Fprintln(c.out, b.String())
 	}
 	return min(st, 1)
@@ -883,25 +944,13 @@ func cmdAwk(c *cmd) int {
 		switch {
 		case strings.HasPrefix(e, `"`) && strings.HasSuffix(e, `"`) && len(e) >= 2:
 			return strings.ReplaceAll(e[1:len(e)-1], `\n`, "\n")
-		case e == "NR":
-			return strconv.Itoa(nr)
-		case e == "NF":
-			return strconv.Itoa(len(fields))
-		case e == "$0":
-			return line
-		case e == "$NF":
-			if len(fields) > 0 {
-				return fields[len(fields)-1]
-			}
-			return ""
-		case strings.HasPrefix(e, "$"):
-			n, err := strconv.Atoi(e[1:])
-			if err == nil && n >= 1 && n <= len(fields) {
-				return fields[n-1]
-			}
-			return ""
+		case e == "length" || e == "length()":
+			return strconv.Itoa(len(line))
+		case strings.HasPrefix(e, "length(") && strings.HasSuffix(e, ")"):
+			// length(s): the bytes of s (the C locale's characters).
+			return strconv.Itoa(len(evalAwkTerm(e[len("length("):len(e)-1], line, fields, nr)))
 		}
-		return e
+		return evalAwkTerm(e, line, fields, nr)
 	}
 	runAction := func(stmts [][]string) {
 		for _, s := range stmts {
@@ -975,6 +1024,33 @@ func (r awkRule) match(line string, fields []string, nr int, eval func(string) s
 		return eval(r.lhs) != eval(r.rhs)
 	}
 	return true
+}
+
+// evalAwkTerm is the value of one term: $0, $N, $NF, NR, NF, a string
+// literal; anything else stands for itself.
+func evalAwkTerm(e, line string, fields []string, nr int) string {
+	e = strings.TrimSpace(e)
+	switch {
+	case strings.HasPrefix(e, `"`) && strings.HasSuffix(e, `"`) && len(e) >= 2:
+		return e[1 : len(e)-1]
+	case e == "$0":
+		return line
+	case e == "NR":
+		return strconv.Itoa(nr)
+	case e == "NF":
+		return strconv.Itoa(len(fields))
+	case e == "$NF":
+		if len(fields) > 0 {
+			return fields[len(fields)-1]
+		}
+		return ""
+	case strings.HasPrefix(e, "$"):
+		if n, err := strconv.Atoi(e[1:]); err == nil && n >= 1 && n <= len(fields) {
+			return fields[n-1]
+		}
+		return ""
+	}
+	return e
 }
 
 func splitAwkConcat(e string) []string {

@@ -20,6 +20,9 @@ import (
 // durations: the machine's clock is fixed) and its result on standard
 // error.
 func cmdTrace(c *cmd) int {
+	if c.usageHelp() {
+		return 0
+	}
 	if len(c.args) != 1 || (c.args[0] != "on" && c.args[0] != "off") {
 		fmt.Fprintln(c.errw, "Usage: trace on|off")
 		return 2
@@ -33,6 +36,9 @@ func cmdTrace(c *cmd) int {
 // cmdEvents prints the events the machine counted since boot or the last
 // `events reset`, one per line.
 func cmdEvents(c *cmd) int {
+	if c.usageHelp() {
+		return 0
+	}
 	if len(c.args) > 1 || (len(c.args) == 1 && c.args[0] != "reset") {
 		fmt.Fprintln(c.errw, "Usage: events [reset]")
 		return 2
@@ -64,6 +70,9 @@ func cmdEvents(c *cmd) int {
 // before is gone, and the scratch devices come back unformatted. Run it
 // before mkfs and mount.
 func cmdPatches(c *cmd) int {
+	if c.usageHelp() {
+		return 0
+	}
 	if len(c.args) == 0 {
 		c.m.mu.Lock()
 		fmt.Fprintln(c.out, c.m.patches.String())
@@ -96,6 +105,9 @@ func cmdPatches(c *cmd) int {
 // dump prints the directory it builds, with the directory checker's
 // verdict.
 func cmdDump(c *cmd) int {
+	if c.usageHelp() {
+		return 0
+	}
 	if len(c.args) != 1 {
 		fmt.Fprintln(c.errw, "Usage: dump DIR")
 		return 2
@@ -170,37 +182,3 @@ var (
 	vfsErrNotDir  = simpleErr("Not a directory")
 	errNotDiskDir = simpleErr("not an ext4 or f2fs directory")
 )
-
-const helpText = `vfslab sh: a POSIX shell (mvdan.cc/sh) on one simulated machine.
-
-The machine: a memfs root with /mnt/scratch, /mnt/test, /tmp, /proc, /sys;
-scratch devices /dev/vdb../dev/vde (host images with --image FILE:DEV);
-/proc/sys/vm/drop_caches; users root, fsgqa (1000), fsgqa2 (1001), each in
-its own group, fsgqa and fsgqa2 also in users (100); su -g/-G (root).
-
-Commands:
-  coreutils   ls cat mkdir rmdir rm mv ln touch stat readlink truncate head
-              tail cp dd md5sum sha256sum wc diff cmp sort uniq tr cut seq
-              tee chown chgrp chmod mknod mkfifo basename dirname id groups
-              whoami env
-  text        grep egrep sed awk (the filters' subset) od xxd find xargs sh
-  e2fsprogs   chattr lsattr mkfs.ext4 blkid    f2fs-tools  mkfs.f2fs
-  util-linux  mount umount su dmesg uname date sleep sync blockdev
-  fscrypt     xfs_io -c set_encpolicy|get_encpolicy|add_enckey|rm_enckey|
-              enckey_status|pwrite|pread|truncate|fsync
-              fscryptctl add_key|remove_key|key_status|get_policy|set_policy
-              keyctl (the session keyring, searched for v1 keys)
-  vfslab      trace on|off   events [reset]   dump DIR   patches [SET]   help
-  faults      /sys/kernel/debug/failslab/{probability,interval,times,space,
-              verbose,ignore-gfp-wait,cache-filter}, /sys/kernel/slab/C/failslab,
-              /proc/self/fail-nth (the Nth allocation from now on fails)
-  prelude     _scratch_mkfs _scratch_mkfs_encrypted _scratch_mkfs_sized
-              _scratch_mount _scratch_unmount _scratch_cycle_mount
-              _set_encpolicy _get_encpolicy _add_enckey _rm_enckey
-              _enckey_status _user_do _filter_scratch _filter_xfs_io ...
-`
-
-func cmdHelp(c *cmd) int {
-	io.WriteString(c.out, helpText)
-	return 0
-}

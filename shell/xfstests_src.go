@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"strings"
 
 	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/kernel"
@@ -11,28 +12,65 @@ import (
 )
 
 // xfstestsPrograms are the helper programs of xfstests' src/ that the
-// model provides, run as $here/src/NAME (the prelude's $here is /).
+// machine has, run as $here/src/NAME (Machine.srcDir: /src in a plain
+// session, whose $here is /; the checkout's src/ under --xfstests).
 var xfstestsPrograms = map[string]func(c *cmd) int{
-	"/src/renameat2": cmdRenameat2,
+	"renameat2": cmdRenameat2,
 }
 
-func init() {
-	for name, fn := range xfstestsPrograms {
-		commands[name] = fn
+// binDirs are the directories of $PATH: a command of the machine is
+// found there by its path (/usr/bin/keyctl), as common/config's
+// set_prog_path records it.
+var binDirs = map[string]bool{"/bin": true, "/sbin": true, "/usr/bin": true, "/usr/sbin": true, "/usr/local/bin": true, "/usr/local/sbin": true}
+
+// lookupProgram finds a command by its name or its path: /usr/bin/NAME
+// (and the other directories of $PATH) for the machine's commands,
+// $here/src/NAME for xfstests' programs ("$here/src/renameat2" expands
+// to "//src/renameat2" when $here is /).
+func (s *Shell) lookupProgram(name string) (func(c *cmd) int, bool) {
+	if !strings.Contains(name, "/") {
+		fn, ok := commands[name]
+		return fn, ok
 	}
+	return s.m.program(name)
 }
 
-// lookupProgram finds a command named by a path ("//src/renameat2", as
-// "$here/src/renameat2" expands) under its cleaned name.
-func lookupProgram(name string) (func(c *cmd) int, bool) {
-	if fn, ok := commands[name]; ok {
-		return fn, true
+// program returns the program at path p: a command of the machine in a
+// directory of $PATH or an xfstests program in srcDir.
+func (m *Machine) program(p string) (func(c *cmd) int, bool) {
+	if !path.IsAbs(p) {
+		return nil, false
 	}
-	if len(name) > 0 && name[0] == '/' {
-		fn, ok := xfstestsPrograms[path.Clean(name)]
+	dir, base := path.Split(path.Clean(p))
+	dir = path.Clean(dir)
+	if dir == m.srcDir() {
+		fn, ok := xfstestsPrograms[base]
+		return fn, ok
+	}
+	if binDirs[dir] && !strings.HasPrefix(base, "__") {
+		fn, ok := commands[base]
 		return fn, ok
 	}
 	return nil, false
+}
+
+// srcDir is where the machine's xfstests programs are: $here/src.
+func (m *Machine) srcDir() string {
+	if m.here == "" {
+		return "/src"
+	}
+	return path.Join(m.here, "src")
+}
+
+// programStat is what stat(2) says of a program's path: an executable
+// file, so that `[ -x /usr/bin/keyctl ]` (_require_command) and `[ -x
+// $here/src/NAME ]` (_require_test_program) see the programs the
+// machine has.
+func (m *Machine) programStat(p string) (vfs.Stat, bool) {
+	if _, ok := m.program(p); !ok {
+		return vfs.Stat{}, false
+	}
+	return vfs.Stat{Mode: vfs.S_IFREG | 0o755, Nlink: 1, Ino: 4}, true
 }
 
 const renameat2Usage = `usage: %s [-t] [-n|-x|-w] path1 path2
@@ -64,7 +102,7 @@ func cmdRenameat2(c *cmd) int {
 			case "w":
 				flags |= vfs.RENAME_WHITEOUT
 			default:
-				fmt.Fprintf(c.errw, renameat2Usage, c.name)
+				fmt.Fprintf(c.errw, renameat2Usage, c.argv0)
 				return 1
 			}
 		case p1 == "":
@@ -72,12 +110,12 @@ func cmdRenameat2(c *cmd) int {
 		case p2 == "":
 			p2 = a
 		default:
-			fmt.Fprintf(c.errw, renameat2Usage, c.name)
+			fmt.Fprintf(c.errw, renameat2Usage, c.argv0)
 			return 1
 		}
 	}
 	if !test && (p1 == "" || p2 == "") {
-		fmt.Fprintf(c.errw, renameat2Usage, c.name)
+		fmt.Fprintf(c.errw, renameat2Usage, c.argv0)
 		return 1
 	}
 	sp, tp := c.abs(p1), c.abs(p2)
@@ -99,4 +137,78 @@ func cmdRenameat2(c *cmd) int {
 	}
 	io.WriteString(c.errw, strerror(err)+"\n")
 	return 1
+}
+
+// revalidateRounds is how many rounds t_encrypted_d_revalidate runs.
+const revalidateRounds = 2000
+
+// cmdTEncryptedDRevalidate is xfstests' src/t_encrypted_d_revalidate DIR:
+// in DIR (an encrypted directory, its key present) it makes "dir", stats
+// "dir/file", which must be ENOENT, and removes "dir", over and over,
+// while other threads stat "dir/file" too; a stat that succeeds or
+// fails otherwise is "ERROR: ..." and status 1, the end "t_encrypted_d_
+// revalidate finished". The program races a 10-second alarm with
+// threads on every CPU; the machine has one task that runs one syscall
+// at a time, so the threads' stats come between the loop's syscalls,
+// and the loop runs revalidateRounds times.
+func cmdTEncryptedDRevalidate(c *cmd) int {
+	if len(c.args) != 1 {
+		fmt.Fprintf(c.errw, "Usage: %s DIR\n", c.argv0)
+		return 2
+	}
+	base := c.abs(c.args[0])
+	if st, err := c.stat(base, true); err != nil || st.Mode&vfs.S_IFMT != vfs.S_IFDIR {
+		if err == nil {
+			err = errno.ENOTDIR
+		}
+		fmt.Fprintf(c.errw, "ERROR: chdir: %s\n", strerror(err))
+		return 1
+	}
+	dir, file := base+"/dir", base+"/dir/file"
+	die := func(what string, err error) int {
+		if err == nil {
+			fmt.Fprintf(c.errw, "ERROR: %s\n", what)
+		} else {
+			fmt.Fprintf(c.errw, "ERROR: %s: %s\n", what, strerror(err))
+		}
+		return 1
+	}
+	statENOENT := func() int {
+		_, err := c.stat(file, true)
+		if err == nil {
+			return die("stat should have failed", nil)
+		}
+		if e, ok := errno.Of(err); !ok || e != errno.ENOENT {
+			return die("stat", err)
+		}
+		return 0
+	}
+	for i := 0; i < revalidateRounds; i++ {
+		if _, err := c.sys(fmt.Sprintf("mkdir(%q, 0777)", dir), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+			return 0, p.Mkdir(t, dir, 0o777)
+		}); err != nil {
+			return die("mkdir", err)
+		}
+		// A thread's stat, then the loop's own, then a thread's again
+		// before the rmdir.
+		for j := 0; j < 3; j++ {
+			if st := statENOENT(); st != 0 {
+				return st
+			}
+		}
+		if _, err := c.sys(fmt.Sprintf("rmdir(%q)", dir), func(t *kernel.Task, p *vfs.Proc) (int64, error) {
+			return 0, p.Rmdir(t, dir)
+		}); err != nil {
+			return die("rmdir", err)
+		}
+		if st := statENOENT(); st != 0 {
+			return st
+		}
+	}
+	fmt.Fprintln(c.out, "t_encrypted_d_revalidate finished")
+	return 0
+}
+
+func init() {
+	xfstestsPrograms["t_encrypted_d_revalidate"] = cmdTEncryptedDRevalidate
 }

@@ -13,15 +13,6 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// toolCommands are xfs_io, fscryptctl, keyctl, mkfs, mount and umount.
-var toolCommands = map[string]func(c *cmd) int{
-	"xfs_io": cmdXfsIo, "fscryptctl": cmdFscryptctl, "keyctl": cmdKeyctl,
-	"mkfs": cmdMkfs, "mkfs.ext4": cmdMkfs, "mkfs.f2fs": cmdMkfs,
-	"mount": cmdMount, "umount": cmdUmount, "blkid": cmdBlkid,
-	"trace": cmdTrace, "events": cmdEvents, "patches": cmdPatches, "dump": cmdDump,
-	"help": cmdHelp,
-}
-
 // modeNames are the encryption modes as xfs_io and fscryptctl name them.
 var modeNames = []struct {
 	mode uint8
@@ -81,6 +72,11 @@ func (c *cmd) openXfsIo(p string, create, readonly, trunc bool) (*vfsFile, error
 		if e, ok := errno.Of(err); !ok || e != errno.EISDIR {
 			return f, err
 		}
+		// xfs_io's openfile: EISDIR on O_RDWR is tried again read-only,
+		// with the other flags kept, so that a directory opens for
+		// get_encpolicy while -f (O_CREAT) or -t (O_TRUNC) on one is
+		// still EISDIR.
+		return c.open(p, flags&^vfs.O_RDWR, 0o600)
 	}
 	return c.open(p, vfs.O_RDONLY, 0)
 }
@@ -206,9 +202,9 @@ func (x *xfsIo) run(args []string) {
 	case "fsync", "fdatasync", "syncfs":
 	case "quit":
 	case "help":
-		for _, n := range []string{"add_enckey", "enckey_status", "fsync", "get_encpolicy", "pread", "pwrite", "rm_enckey", "set_encpolicy", "truncate"} {
-			fmt.Fprintf(c.out, "%s %s\n", n, xfsUsage[n])
-		}
+		x.help(args[1:])
+	case "fiemap":
+		x.fiemap(args[1:])
 	default:
 		fmt.Fprintf(c.errw, "command \"%s\" not found\n", name)
 		x.exitcode = 1
@@ -343,6 +339,12 @@ func (x *xfsIo) setEncpolicy(args []string) {
 	if version == fscrypt.PolicyV2 {
 		buf = p.Marshal()
 	} else {
+		// xfs_io 6.6's set_encpolicy_f: only v2 carries a data unit size.
+		if p.Log2DataUnitSize != 0 {
+			fmt.Fprintln(c.errw, "v1 policy does not support selecting the data unit size")
+			x.exitcode = 1
+			return
+		}
 		// struct fscrypt_policy_v1 for v1 and unknown versions.
 		buf = make([]byte, fscrypt.PolicyV1Size)
 		buf[0], buf[1], buf[2], buf[3] = p.Version, p.ContentsMode, p.FilenamesMode, p.Flags
@@ -410,10 +412,9 @@ func (x *xfsIo) getEncpolicy(args []string) {
 	}
 	fmt.Fprintf(c.out, "\tContents encryption mode: %d (%s)\n", p.ContentsMode, modeName(p.ContentsMode))
 	fmt.Fprintf(c.out, "\tFilenames encryption mode: %d (%s)\n", p.FilenamesMode, modeName(p.FilenamesMode))
+	// xfs_io's show_v2_encryption_policy (io/encrypt.c) ends with the
+	// flags: no xfsprogs release prints log2_data_unit_size.
 	fmt.Fprintf(c.out, "\tFlags: 0x%02x\n", p.Flags)
-	if p.Version == fscrypt.PolicyV2 && p.Log2DataUnitSize != 0 {
-		fmt.Fprintf(c.out, "\tLog2 of data unit size: %d\n", p.Log2DataUnitSize)
-	}
 }
 
 func (x *xfsIo) addEnckey(args []string) {
@@ -655,7 +656,6 @@ func (x *xfsIo) pread(args []string) {
 	buf := make([]byte, min(bs, max(n, 1)))
 	var done int64
 	ops := 0
-	var all []byte
 	for done < n {
 		chunk := buf[:min(int64(len(buf)), n-done)]
 		pos := off + done
@@ -672,32 +672,30 @@ func (x *xfsIo) pread(args []string) {
 			break
 		}
 		if verbose {
-			all = append(all, chunk[:r]...)
+			// Each buffer is dumped as it is read (dump_buffer).
+			dumpBuffer(c.out, chunk[:r], pos)
 		}
 		done += r
 		ops++
 	}
-	if verbose {
-		for i := 0; i < len(all); i += 16 {
-			row := all[i:min(i+16, len(all))]
-			var b strings.Builder
-			fmt.Fprintf(&b, "%08x: ", off+int64(i))
-			for _, ch := range row {
-				fmt.Fprintf(&b, " %02x", ch)
-			}
-			b.WriteString(strings.Repeat("   ", 16-len(row)))
-			b.WriteString("  ")
-			for _, ch := range row {
-				if ch >= 0x20 && ch < 0x7f {
-					b.WriteByte(ch)
-				} else {
-					b.WriteByte('.')
-				}
-			}
-			fmt.Fprintln(c.out, b.String())
-		}
-	}
 	ioReport(c.out, "read", done, off, ops)
+}
+
+// dumpBuffer is xfs_io's dump_buffer: b, read at offset off, as rows of
+// 16 bytes in hex and ASCII.
+func dumpBuffer(w io.Writer, all []byte, off int64) {
+	for i := 0; i < len(all); i += 16 {
+		row := all[i:min(i+16, len(all))]
+		var b strings.Builder
+		fmt.Fprintf(&b, "%08x: ", off+int64(i))
+		for _, ch := range row {
+			fmt.Fprintf(&b, " %02x", ch)
+		}
+		b.WriteString(strings.Repeat("   ", 16-len(row)))
+		b.WriteString("  ")
+		writePrintable(&b, row)
+		fmt.Fprintln(w, b.String())
+	}
 }
 
 // --- fscryptctl ---
