@@ -10,6 +10,7 @@ scenario() {
 	_add_enckey $SCRATCH_MNT "$TEST_RAW_KEY" >/dev/null
 	_set_encpolicy $SCRATCH_MNT/enc $TEST_KEY_IDENTIFIER
 	touch $SCRATCH_MNT/enc/file
+	sync
 	echo 2 > /proc/sys/vm/drop_caches
 	events reset
 	stat -c %s $SCRATCH_MNT/enc/file
@@ -19,4 +20,5 @@ for v in base v2 upstream; do
 	echo "== fscrypt-fname-onstack=$v"
 	patches fscrypt-fname-onstack=$v
 	scenario
+	_scratch_unmount
 done

@@ -16,4 +16,5 @@ for v in base sync aeslib; do
 	echo "== fscrypt-v1-kdf=$v"
 	patches fscrypt-v1-kdf=$v
 	scenario
+	_scratch_unmount
 done

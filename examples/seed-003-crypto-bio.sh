@@ -26,4 +26,5 @@ for v in workqueue inline chain bio; do
 	echo "== crypto-bio=$v"
 	patches crypto-bio=$v
 	scenario
+	_scratch_unmount
 done

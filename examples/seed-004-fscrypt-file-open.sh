@@ -9,6 +9,7 @@ scenario() {
 	events reset
 	cat $SCRATCH_MNT/plain/file
 	events | grep -E 'lockref_rmw|fscrypt_file_open|dget'
+	_scratch_unmount
 }
 patches fscrypt-file-open=base
 scenario
