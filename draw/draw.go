@@ -18,147 +18,15 @@
 package draw
 
 import (
-	"flag"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/vfslab/vfslab/dcache"
+	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/fscrypt/bare"
 	"github.com/vfslab/vfslab/teach"
 	"github.com/vfslab/vfslab/vfs"
 )
-
-const usage = `Usage: vfslab draw KIND [flags] > picture.svg
-
-Draws an SVG picture from the simulator's live state. KIND:
-  dentries  the dentry tree of the trace machine (/tmp/hello, /tmp/dir/,
-            /tmp/link, /secret/note): d_parent arrows, d_lockref counts
-            --fs F  --cold  --nokey  --hold PATHS (kept open while drawn)
-            --stat PATHS (stat'ed first: missing names leave negative dentries)
-  keys      the fscrypt key hierarchy of /secret's master key: the HKDF
-            contexts and the keys derived for inodes set up now
-            --fs F  --cold  --casefold (adds a casefolded /secret/cf)
-  readpath  the read pipeline of crypto-bio's variants, from a real read
-            --variant workqueue|inline|chain|bio|all  --pages N
-  f2fs      the f2fs bucket map and one name's lookup path
-            --name NAME  --depth D  --dir-level L
-  htree     an ext4 htree outline with dx_probe's path for one name
-            --name NAME  --names N (other names)  --per-leaf K
-
-Flags:
-`
-
-// Main is `vfslab draw`: it writes the picture to stdout and returns the
-// exit status (2 for bad usage with a one-line message on stderr, 1 when
-// the simulator fails).
-func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	kind := args[0]
-	switch kind {
-	case "-h", "--help", "-help", "help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	}
-	fs := flag.NewFlagSet("draw "+kind, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fsName := fs.String("fs", "memfs", "root filesystem (dentries, keys): memfs, ext4 or f2fs")
-	cold := fs.Bool("cold", false, "drop the unused dentries (and their inodes' keys) first")
-	nokey := fs.Bool("nokey", false, "remove /secret's key first")
-	hold := fs.String("hold", "", "comma list of paths kept open while drawing")
-	stat := fs.String("stat", "", "comma list of paths to stat first")
-	casefold := fs.Bool("casefold", false, "keys: add a casefolded subdirectory /secret/cf (a dirhash key)")
-	variant := fs.String("variant", "all", "readpath: workqueue, inline, chain, bio or all")
-	pages := fs.Int("pages", 16, "readpath: pages in the read (one bio, at most 64)")
-	name := fs.String("name", "report.txt", "f2fs, htree: the name to place")
-	depth := fs.Uint("depth", 4, "f2fs: the directory's current_depth (levels 0..depth-1), 1 to 12")
-	dirLevel := fs.Uint("dir-level", 0, "f2fs: i_dir_level")
-	nNames := fs.Int("names", 23, "htree: other names in the directory")
-	perLeaf := fs.Int("per-leaf", 6, "htree: entries per leaf block")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "vfslab draw: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "vfslab draw %s: %s\n", kind, fmt.Sprintf(format, a...))
-		return 2
-	}
-	var out string
-	var err error
-	switch kind {
-	case "dentries":
-		out, err = Dentries(teach.Config{FS: *fsName, NoKey: *nokey}, *cold, splitList(*stat), splitList(*hold))
-	case "keys":
-		out, err = Keys(*fsName, *cold, *casefold)
-	case "readpath":
-		var vs []string
-		if *variant == "all" {
-			vs = []string{"workqueue", "inline", "chain", "bio"}
-		} else {
-			vs = []string{*variant}
-		}
-		for _, v := range vs {
-			switch v {
-			case "workqueue", "inline", "chain", "bio":
-			default:
-				return bad("unknown variant %q; valid: workqueue, inline, chain, bio, all", v)
-			}
-		}
-		if *pages < 1 || *pages > 64 {
-			return bad("--pages %d: want 1 to 64 (one bio of at most 256 KiB)", *pages)
-		}
-		out, err = ReadPaths(vs, *pages)
-	case "f2fs":
-		if *depth < 1 || *depth > 12 {
-			return bad("--depth %d: want 1 to 12", *depth)
-		}
-		if *dirLevel > 8 {
-			return bad("--dir-level %d: want 0 to 8", *dirLevel)
-		}
-		if *name == "" || len(*name) > f2fs.NameLen {
-			return bad("--name: want 1 to %d bytes", f2fs.NameLen)
-		}
-		out = F2fsBuckets(*name, uint32(*depth), uint32(*dirLevel))
-	case "htree":
-		if *nNames < 0 || *nNames > 200 || *perLeaf < 1 || *perLeaf > 50 {
-			return bad("want --names 0 to 200 and --per-leaf 1 to 50")
-		}
-		if *name == "" || len(*name) > 255 {
-			return bad("--name: want 1 to 255 bytes")
-		}
-		out, err = Htree(*name, *nNames, *perLeaf)
-	default:
-		fmt.Fprintf(stderr, "vfslab draw: unknown picture %q; valid: dentries, keys, readpath, f2fs, htree\n", kind)
-		return 2
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "vfslab draw %s: %v\n", kind, err)
-		return 1
-	}
-	io.WriteString(stdout, out)
-	return 0
-}
-
-func splitList(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ",")
-}
 
 func dputDentry(m *teach.Machine, d *vfs.Dentry) { dcache.Dput(m.T, d) }
 
@@ -195,6 +63,7 @@ func Dentries(cfg teach.Config, cold bool, stat, hold []string) (string, error) 
 
 // Keys boots the trace machine on fs (with a casefolded /secret/cf when
 // casefold), drops caches when cold, and draws /secret's key hierarchy.
+// Errors: EOPNOTSUPP for a filesystem without fscrypt (memfs, as tmpfs).
 func Keys(fs string, cold, casefold bool) (string, error) {
 	cfg := teach.Config{FS: fs}
 	if casefold {
@@ -205,6 +74,9 @@ func Keys(fs string, cold, casefold bool) (string, error) {
 		return "", err
 	}
 	defer m.Close()
+	if !m.HasFscrypt() {
+		return "", fmt.Errorf("%s has no fscrypt (no /secret, no keys to draw): %w", fs, errno.EOPNOTSUPP)
+	}
 	if casefold {
 		if err := m.P.Mkdir(m.T, "/secret/cf", 0o755); err != nil {
 			return "", err

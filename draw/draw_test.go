@@ -1,11 +1,14 @@
 package draw
 
 import (
-	"bytes"
 	"encoding/xml"
+	"errors"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/vfslab/vfslab/errno"
+	"github.com/vfslab/vfslab/teach"
 )
 
 // parsed is an SVG document read back with encoding/xml: the texts of its
@@ -71,17 +74,20 @@ func (p parsed) has(t *testing.T, labels ...string) {
 	}
 }
 
-func run(t *testing.T, args ...string) parsed {
-	t.Helper()
-	var out, errb bytes.Buffer
-	if rc := Main(args, &out, &errb); rc != 0 {
-		t.Fatalf("draw %v: rc %d: %s", args, rc, errb.String())
+// svg(t) parses the picture a drawing function returned, failing the
+// test on its error.
+func svg(t *testing.T) func(doc string, err error) parsed {
+	return func(doc string, err error) parsed {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parseSVG(t, doc)
 	}
-	return parseSVG(t, out.String())
 }
 
 func TestDentries(t *testing.T) {
-	p := run(t, "dentries", "--fs", "ext4", "--stat", "/tmp/missing", "--hold", "/tmp/hello")
+	p := svg(t)(Dentries(teach.Config{FS: "ext4"}, false, []string{"/tmp/missing"}, []string{"/tmp/hello"}))
 	p.has(t, "/", "tmp", "hello", "dir", "link", "missing", "negative", "symlink")
 	// /tmp/hello is held open: its dentry has one reference; /tmp's
 	// children each hold one on it.
@@ -93,27 +99,27 @@ func TestDentries(t *testing.T) {
 		t.Errorf("dentries %d, d_parent arrows %d", p.classes["dentry"], p.classes["d_parent"])
 	}
 	// Cold: the unused dentries are gone.
-	cold := run(t, "dentries", "--cold")
+	cold := svg(t)(Dentries(teach.Config{}, true, nil, nil))
 	if cold.classes["dentry"] >= p.classes["dentry"] {
 		t.Errorf("cold tree has %d dentries, warm %d", cold.classes["dentry"], p.classes["dentry"])
 	}
 }
 
 func TestKeys(t *testing.T) {
-	p := run(t, "keys", "--fs", "ext4", "--casefold")
+	p := svg(t)(Keys("ext4", false, true))
 	p.has(t, "HKDF_CONTEXT_KEY_IDENTIFIER (1)", "HKDF_CONTEXT_PER_FILE_ENC_KEY (2)", "HKDF_CONTEXT_DIRECT_KEY (3)",
 		"HKDF_CONTEXT_IV_INO_LBLK_64_KEY (4)", "HKDF_CONTEXT_DIRHASH_KEY (5)", "HKDF_CONTEXT_IV_INO_LBLK_32_KEY (6)",
 		"HKDF_CONTEXT_INODE_HASH_KEY (7)", "/secret/note", "AES-256-XTS key, 64 bytes", "AES-256-CTS-CBC key, 32 bytes",
 		"/secret/cf", "SipHash-2-4 dirhash key")
 	// Without a casefolded directory, no dirhash key is derived.
-	q := run(t, "keys")
+	q := svg(t)(Keys(teach.DefaultFS, false, false))
 	if strings.Contains(strings.Join(q.texts, "\n"), "SipHash-2-4 dirhash key") {
 		t.Error("dirhash key without a casefolded directory")
 	}
 }
 
 func TestReadPath(t *testing.T) {
-	p := run(t, "readpath", "--pages", "4")
+	p := svg(t)(ReadPaths([]string{"workqueue", "inline", "chain", "bio"}, 4))
 	p.has(t, "crypto-bio=workqueue", "crypto-bio=inline", "crypto-bio=chain", "crypto-bio=bio",
 		"fscrypt_read_queue worker", "one whole-bio request", "chained requests", "4 data units")
 	if p.classes["stage"] != 8+7+7+7 {
@@ -122,27 +128,22 @@ func TestReadPath(t *testing.T) {
 }
 
 func TestF2fsAndHtree(t *testing.T) {
-	p := run(t, "f2fs", "--name", "a&b<c>", "--depth", "6")
+	p := parseSVG(t, F2fsBuckets("a&b<c>", 6, 0))
 	p.has(t, `name "a&b<c>"`, "level 5", "32 bucket(s) × 2 blocks")
-	h := run(t, "htree", "--name", "report.txt", "--names", "11", "--per-leaf", "4")
+	h := svg(t)(Htree("report.txt", 11, 4))
 	h.has(t, "DRAWN FROM THE NAMES' HASHES", "dx_root (block 0)", "leaf 0", "leaf 2", "report.txt")
 	if h.classes["leaf"] != 3 {
 		t.Errorf("%d leaves for 12 names, 4 per leaf", h.classes["leaf"])
 	}
 }
 
-func TestUsage(t *testing.T) {
-	for _, args := range [][]string{{}, {"bogus"}, {"readpath", "--variant", "x"}, {"f2fs", "--depth", "99"}, {"htree", "--per-leaf", "0"}, {"keys", "extra"}} {
-		var out, errb bytes.Buffer
-		if rc := Main(args, &out, &errb); rc != 2 || errb.Len() == 0 || out.Len() != 0 {
-			t.Errorf("%v: rc %d, stderr %q", args, rc, errb.String())
-		}
+// TestUnknownFilesystem: a filesystem no one registered is the machine's
+// error, not a panic.
+func TestUnknownFilesystem(t *testing.T) {
+	if _, err := Dentries(teach.Config{FS: "btrfs"}, false, nil, nil); err == nil {
+		t.Error("dentries on btrfs: no error")
 	}
-	if rc := Main([]string{"--help"}, &bytes.Buffer{}, &bytes.Buffer{}); rc != 0 {
-		t.Error("--help")
-	}
-	var errb bytes.Buffer
-	if rc := Main([]string{"dentries", "--fs", "btrfs"}, &bytes.Buffer{}, &errb); rc != 1 {
-		t.Errorf("unknown fs: rc %d %s", rc, errb.String())
+	if _, err := Keys("memfs", false, false); !errors.Is(err, errno.EOPNOTSUPP) {
+		t.Errorf("keys on memfs: %v, want EOPNOTSUPP", err)
 	}
 }

@@ -10,7 +10,6 @@ package quiz
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -19,98 +18,24 @@ import (
 	"github.com/vfslab/vfslab/kernel"
 )
 
-const usage = `Usage: vfslab quiz [--seed N] [--topic T] [-n Q] [-c] [-r]
-
-Prints questions about what the simulated kernel does, in the manner of
-the OSTEP file-system simulators. Each question runs on a fresh small
-machine (the one vfslab trace uses: /tmp/hello, /tmp/dir/, /tmp/link ->
-hello, the encrypted /secret/ with /secret/note), or on the machine the
-topic describes. Work the answers out, then run the same command with -c.
-
-Topics:
-  errno     the errno a syscall returns (fscrypt's rules included:
-            ENOKEY, EXDEV, ENOENT without the key; EPERM, EEXIST...)
-  walk      does a path walk stay in RCU-walk or drop to ref-walk, and why
-  lockref   atomic operations on the parent dentry's lockref during
-            open(2) under each fscrypt-file-open variant (seed 004)
-  hash      where a name lands: the f2fs hash, level and bucket; the ext4
-            htree hash and leaf
-  nokey     what getdents64 shows in an encrypted directory without its
-            key (fscrypt's no-key names)
-  kmalloc   kmallocs of one lookup in a casefolded, encrypted f2fs
-            directory under each f2fs-lookup-prealloc variant (seed 001)
-  all       one question of each topic (the default)
-
-Flags:
-`
-
-// Main is `vfslab quiz`: it parses args, prints the quiz to stdout and
-// returns the exit status (0, or 2 for bad usage with a one-line error
-// on stderr, 1 when the simulator fails).
-func Main(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("quiz", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	seed := fs.Uint64("seed", 0, "the random seed: the same seed prints the same quiz")
-	topic := fs.String("topic", "all", "errno, walk, lockref, hash, nokey, kmalloc or all")
-	n := fs.Int("n", 0, "questions per topic (default 3; 1 per topic with --topic all)")
-	solve := fs.Bool("c", false, "print the answers and what explains them")
-	reverse := fs.Bool("r", false, "ask the reverse question: given the result, which operation or variant")
-	// Help goes to stdout when asked for; a bad flag is one line on
-	// stderr (the CLI's convention).
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprint(stdout, usage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintf(stderr, "vfslab quiz: %v; see vfslab quiz --help\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "vfslab quiz: unexpected argument %q; see vfslab quiz --help\n", fs.Arg(0))
-		return 2
-	}
-	var ts []*topicDef
-	if *topic == "all" {
-		ts = topics
-	} else if t := findTopic(*topic); t != nil {
-		ts = []*topicDef{t}
-	} else {
-		fmt.Fprintf(stderr, "vfslab quiz: unknown topic %q; valid: %s, all; see vfslab quiz --help\n", *topic, strings.Join(topicNames(), ", "))
-		return 2
-	}
-	count := *n
-	if count == 0 {
-		count = 3
-		if *topic == "all" {
-			count = 1
-		}
-	}
-	if count < 0 || count > 20 {
-		fmt.Fprintf(stderr, "vfslab quiz: -n %d: want 1 to 20\n", count)
-		return 2
-	}
-	var b bytes.Buffer
-	if err := Write(&b, Options{Seed: *seed, Topics: ts, N: count, Solve: *solve, Reverse: *reverse}); err != nil {
-		stdout.Write(b.Bytes())
-		fmt.Fprintln(stderr, "vfslab quiz:", err)
-		return 1
-	}
-	stdout.Write(b.Bytes())
-	return 0
-}
-
 // Options selects a quiz.
 type Options struct {
-	Seed    uint64
-	Topics  []*topicDef
-	N       int
-	Solve   bool
+	// Seed draws the questions: the same seed prints the same quiz.
+	Seed uint64
+	// Topics are the topics' names (TopicNames), in the order asked;
+	// none means every topic.
+	Topics []string
+	// N is the number of questions per topic, 1..MaxQuestions.
+	N int
+	// Solve prints the answers and what explains them.
+	Solve bool
+	// Reverse asks the reverse questions: given the result, which
+	// operation, variant or name.
 	Reverse bool
 }
+
+// MaxQuestions bounds Options.N.
+const MaxQuestions = 20
 
 // question is one exercise: what the student is asked, and the answer
 // with its explanation, computed by running the simulator.
@@ -124,17 +49,27 @@ type question struct {
 // topicDef is one topic: gen makes question i of the quiz (forward or
 // reverse) from the seed's generator.
 type topicDef struct {
-	name string
-	gen  func(rng *rand.Rand, reverse bool) (*question, error)
+	name    string
+	summary string
+	gen     func(rng *rand.Rand, reverse bool) (*question, error)
 }
 
 var topics = []*topicDef{
-	{"errno", genErrno},
-	{"walk", genWalk},
-	{"lockref", genLockref},
-	{"hash", genHash},
-	{"nokey", genNokey},
-	{"kmalloc", genKmalloc},
+	{"errno", "the errno a syscall returns (fscrypt's rules included: ENOKEY, EXDEV, ENOENT without the key; EPERM, EEXIST...)", genErrno},
+	{"walk", "does a path walk stay in RCU-walk or drop to ref-walk, and why", genWalk},
+	{"lockref", "atomic operations on the parent dentry's lockref during open(2) under each fscrypt-file-open variant (seed 004)", genLockref},
+	{"hash", "where a name lands: the f2fs hash, level and bucket; the ext4 htree hash and leaf", genHash},
+	{"nokey", "what getdents64 shows in an encrypted directory without its key (fscrypt's no-key names)", genNokey},
+	{"kmalloc", "kmallocs of one lookup in a casefolded, encrypted f2fs directory under each f2fs-lookup-prealloc variant (seed 001)", genKmalloc},
+}
+
+// TopicSummary is one line saying what topic name asks ("" for an unknown
+// topic).
+func TopicSummary(name string) string {
+	if t := findTopic(name); t != nil {
+		return t.summary
+	}
+	return ""
 }
 
 func findTopic(name string) *topicDef {
@@ -146,7 +81,9 @@ func findTopic(name string) *topicDef {
 	return nil
 }
 
-func topicNames() []string {
+// TopicNames returns the topics' names in the order a quiz of every
+// topic asks them.
+func TopicNames() []string {
 	var ns []string
 	for _, t := range topics {
 		ns = append(ns, t.name)
@@ -164,15 +101,30 @@ func newRand(seed uint64, topic string) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, h))
 }
 
-// Write prints the quiz o selects.
+// Write prints the quiz o selects. Errors: an unknown topic or a count
+// out of range (before anything is printed), the simulator's.
 func Write(w io.Writer, o Options) error {
+	ts := topics
+	if len(o.Topics) > 0 {
+		ts = nil
+		for _, name := range o.Topics {
+			t := findTopic(name)
+			if t == nil {
+				return fmt.Errorf("unknown topic %q; valid: %s", name, strings.Join(TopicNames(), ", "))
+			}
+			ts = append(ts, t)
+		}
+	}
+	if o.N < 1 || o.N > MaxQuestions {
+		return fmt.Errorf("%d questions per topic: want 1 to %d", o.N, MaxQuestions)
+	}
 	mode := "forward"
 	if o.Reverse {
 		mode = "reverse"
 	}
 	fmt.Fprintf(w, "vfslab quiz --seed %d (%s questions)\n", o.Seed, mode)
 	qn := 0
-	for _, t := range o.Topics {
+	for _, t := range ts {
 		rng := newRand(o.Seed, t.name)
 		fmt.Fprintf(w, "\n== topic %s ==\n", t.name)
 		for i := 0; i < o.N; i++ {

@@ -15,23 +15,30 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // reverse, with and without the answers.
 var goldenRuns = []struct {
 	name string
-	args []string
+	o    Options
 }{
-	{"seed1-all-c", []string{"--seed", "1", "-c"}},
-	{"seed2-all-r-c", []string{"--seed", "2", "-r", "-c"}},
-	{"seed3-errno", []string{"--seed", "3", "--topic", "errno"}},
-	{"seed4-errno-c", []string{"--seed", "4", "--topic", "errno", "-c"}},
-	{"seed5-lockref-r-c", []string{"--seed", "5", "--topic", "lockref", "-n", "2", "-r", "-c"}},
-	{"seed6-kmalloc-c", []string{"--seed", "6", "--topic", "kmalloc", "-n", "2", "-c"}},
+	{"seed1-all-c", Options{Seed: 1, N: 1, Solve: true}},
+	{"seed2-all-r-c", Options{Seed: 2, N: 1, Reverse: true, Solve: true}},
+	{"seed3-errno", Options{Seed: 3, Topics: []string{"errno"}, N: 3}},
+	{"seed4-errno-c", Options{Seed: 4, Topics: []string{"errno"}, N: 3, Solve: true}},
+	{"seed5-lockref-r-c", Options{Seed: 5, Topics: []string{"lockref"}, N: 2, Reverse: true, Solve: true}},
+	{"seed6-kmalloc-c", Options{Seed: 6, Topics: []string{"kmalloc"}, N: 2, Solve: true}},
+}
+
+// write is Write into a string, failing the test on an error.
+func write(t *testing.T, o Options) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Write(&b, o); err != nil {
+		t.Fatalf("%+v: %v", o, err)
+	}
+	return b.String()
 }
 
 func TestGolden(t *testing.T) {
 	for _, g := range goldenRuns {
 		t.Run(g.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			if rc := Main(g.args, &out, &errb); rc != 0 {
-				t.Fatalf("rc %d: %s", rc, errb.String())
-			}
+			out := bytes.NewBufferString(write(t, g.o))
 			path := filepath.Join("testdata", g.name+".golden")
 			if *update {
 				if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
@@ -44,7 +51,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%v (go test -update writes it)", err)
 			}
 			if !bytes.Equal(out.Bytes(), want) {
-				t.Errorf("quiz %v differs from %s:\n%s", g.args, path, out.String())
+				t.Errorf("quiz %+v differs from %s:\n%s", g.o, path, out.String())
 			}
 		})
 	}
@@ -53,43 +60,30 @@ func TestGolden(t *testing.T) {
 // TestQuestionsMatchAnswers checks that the questions printed without -c
 // are the ones -c answers: the answers add lines and change none.
 func TestQuestionsMatchAnswers(t *testing.T) {
-	var q, a bytes.Buffer
-	Main([]string{"--seed", "7", "--topic", "walk", "-n", "2"}, &q, &bytes.Buffer{})
-	Main([]string{"--seed", "7", "--topic", "walk", "-n", "2", "-c"}, &a, &bytes.Buffer{})
-	for _, line := range strings.Split(q.String(), "\n") {
-		if strings.HasPrefix(line, "Q") && !strings.Contains(a.String(), line) {
+	q := write(t, Options{Seed: 7, Topics: []string{"walk"}, N: 2})
+	a := write(t, Options{Seed: 7, Topics: []string{"walk"}, N: 2, Solve: true})
+	for _, line := range strings.Split(q, "\n") {
+		if strings.HasPrefix(line, "Q") && !strings.Contains(a, line) {
 			t.Errorf("question %q missing from the answered quiz", line)
 		}
 	}
-	if !strings.Contains(a.String(), "A1.") || strings.Contains(q.String(), "A1.") {
+	if !strings.Contains(a, "A1.") || strings.Contains(q, "A1.") {
 		t.Error("answers shown or missing")
 	}
 }
 
-func TestUsage(t *testing.T) {
-	cases := []struct {
-		args []string
-		rc   int
-		msg  string
-	}{
-		{[]string{"--topic", "btrfs"}, 2, "unknown topic"},
-		{[]string{"extra"}, 2, "unexpected argument"},
-		{[]string{"-n", "99"}, 2, "want 1 to 20"},
-		{[]string{"--seed", "x"}, 2, "invalid value"},
-		{[]string{"--help"}, 0, "Topics:"},
-	}
-	for _, c := range cases {
-		var out, errb bytes.Buffer
-		rc := Main(c.args, &out, &errb)
-		// Help on stdout with status 0; an error is one line on stderr.
-		got := errb.String()
-		if rc == 0 {
-			got = out.String()
-		} else if strings.Count(got, "\n") != 1 {
-			t.Errorf("%v: stderr is not one line: %q", c.args, got)
+// TestBadOptions: an unknown topic or a count out of range is an error
+// before anything is printed.
+func TestBadOptions(t *testing.T) {
+	for _, o := range []Options{{Topics: []string{"btrfs"}, N: 1}, {N: 0}, {N: MaxQuestions + 1}} {
+		var b bytes.Buffer
+		if err := Write(&b, o); err == nil || b.Len() != 0 {
+			t.Errorf("%+v: err %v, printed %q", o, err, b.String())
 		}
-		if rc != c.rc || !strings.Contains(got, c.msg) {
-			t.Errorf("%v: rc %d, output %q", c.args, rc, got)
+	}
+	for _, name := range TopicNames() {
+		if TopicSummary(name) == "" {
+			t.Errorf("topic %s has no summary", name)
 		}
 	}
 }
@@ -116,17 +110,14 @@ func TestLabAnswerKey(t *testing.T) {
 	}
 	keys := []struct {
 		marker string
-		args   []string
+		o      Options
 	}{
-		{"`vfslab quiz --seed 42 -c` (one question", []string{"--seed", "42", "-c"}},
-		{"`vfslab quiz --seed 42 -r -c`:", []string{"--seed", "42", "-r", "-c"}},
+		{"`vfslab quiz --seed 42 -c` (one question", Options{Seed: 42, N: 1, Solve: true}},
+		{"`vfslab quiz --seed 42 -r -c`:", Options{Seed: 42, N: 1, Reverse: true, Solve: true}},
 	}
 	doc := string(lab)
 	for _, k := range keys {
-		var out bytes.Buffer
-		if rc := Main(k.args, &out, &bytes.Buffer{}); rc != 0 {
-			t.Fatalf("%v: rc %d", k.args, rc)
-		}
+		out := bytes.NewBufferString(write(t, k.o))
 		if *update {
 			at := strings.Index(doc, k.marker)
 			if at < 0 {
@@ -138,7 +129,7 @@ func TestLabAnswerKey(t *testing.T) {
 			continue
 		}
 		if !strings.Contains(doc, out.String()) {
-			t.Errorf("docs/lab.md lacks the output of quiz %v; go test -update rewrites its answer key", k.args)
+			t.Errorf("docs/lab.md lacks the output of %s; go test -update rewrites its answer key", k.marker)
 		}
 	}
 	if *update {

@@ -4,7 +4,8 @@
 //
 // The machine is the one `vfslab trace` boots (cmd/vfslab/trace.go),
 // made here through the public APIs: a filesystem found by name in the
-// VFS's registry (get_fs_type), booted as the root (vfs.BootNew), with
+// VFS's registry (get_fs_type; ext4 unless Config.FS names another),
+// booted as the root (vfs.BootNew), with
 //
 //	/tmp/hello     a file ("hello world\n")
 //	/tmp/dir/      a directory
@@ -12,6 +13,10 @@
 //	/secret/       an encrypted directory (v2 policy, AES-256-XTS and
 //	               AES-256-CTS-CBC; its key added unless NoKey)
 //	/secret/note   a file in it ("top secret\n")
+//
+// The encrypted directories (/secret, /v1secret, /cisecret) exist only on
+// a filesystem with fscrypt (ext4, f2fs): memfs is tmpfs, which has none,
+// so a memfs machine holds the /tmp files alone.
 //
 // The master key is deterministic (bare.PlaintextStream), so key
 // identifiers and ciphertext names are the same on every run.
@@ -39,8 +44,8 @@ import (
 
 // Config describes a machine.
 type Config struct {
-	// FS is the root filesystem's registered name: memfs (default), ext4
-	// or f2fs.
+	// FS is the root filesystem's registered name: ext4 (default), f2fs
+	// or memfs (tmpfs: no encrypted directories).
 	FS string
 	// Patches is the variant set the machine's kernel runs.
 	Patches patch.Set
@@ -62,6 +67,10 @@ type Config struct {
 	// difference.
 	Features vfs.Features
 }
+
+// DefaultFS is the root filesystem of a Config without FS: ext4, the
+// filesystem whose fscrypt the seed patches were measured on.
+const DefaultFS = "ext4"
 
 // MasterKeySeed is the seed of /secret's raw master key.
 const MasterKeySeed = "vfslab teach master key"
@@ -90,7 +99,7 @@ type Machine struct {
 // filesystem, the setup's syscalls'.
 func NewMachine(cfg Config) (*Machine, error) {
 	if cfg.FS == "" {
-		cfg.FS = "memfs"
+		cfg.FS = DefaultFS
 	}
 	fst, err := vfs.GetFsType(cfg.FS)
 	if err != nil {
@@ -114,6 +123,10 @@ func NewMachine(cfg Config) (*Machine, error) {
 		m.Close()
 		return nil, err
 	}
+	// The process runs the syscalls as a program started from a shell
+	// does: 0, 1 and 2 are its standard streams, so that a file it opens
+	// gets 3.
+	p.InheritStdio()
 	k.Log = &kernel.Log{}
 	return m, nil
 }
@@ -172,6 +185,11 @@ func (m *Machine) WriteFile(path, data string) error {
 	return err
 }
 
+// HasFscrypt reports whether the root filesystem has fscrypt (its
+// superblock has fscrypt_operations, s_cop), so that the machine holds
+// the encrypted directories.
+func (m *Machine) HasFscrypt() bool { return m.Sys.RootMount().SB.Cop() != nil }
+
 func (m *Machine) populate() error {
 	t, p := m.T, m.P
 	steps := []func() error{
@@ -179,13 +197,23 @@ func (m *Machine) populate() error {
 		func() error { return m.WriteFile("/tmp/hello", "hello world\n") },
 		func() error { return p.Mkdir(t, "/tmp/dir", 0o755) },
 		func() error { return p.Symlink(t, "hello", "/tmp/link") },
+	}
+	if !m.HasFscrypt() {
+		// tmpfs (memfs): no fscrypt, so no encrypted directories.
+		for _, s := range steps {
+			if err := s(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	steps = append(steps,
 		func() error { return p.Mkdir(t, "/secret", 0o700) },
 		func() (err error) { m.KeyID, err = p.EncryptDir(t, "/secret", MasterKey(), 0, 0); return err },
 		func() error { return m.WriteFile("/secret/note", "top secret\n") },
 		func() error { return p.Mkdir(t, "/v1secret", 0o700) },
 		func() (err error) { m.V1Spec, err = EncryptDirV1(t, p, "/v1secret", MasterKey()); return err },
-		func() error { return m.WriteFile("/v1secret/note", "v1 secret\n") },
-	}
+		func() error { return m.WriteFile("/v1secret/note", "v1 secret\n") })
 	if m.Cfg.Features.Casefold {
 		steps = append(steps,
 			func() error { return p.Mkdir(t, "/cisecret", 0o700) },
@@ -244,7 +272,7 @@ func (m *Machine) DropCaches() { dcache.ShrinkDcacheSB(m.T, m.Sys.Dcache) }
 // System.DropCaches): the unused dentries and the inodes nothing holds
 // any more, with their fscrypt keys, so that the next open of an
 // encrypted file sets its key up again, as `vfslab trace --cold` shows.
-func (m *Machine) DropCachesAll() { m.Sys.DropCaches(m.T, 3) }
+func (m *Machine) DropCachesAll() { m.Sys.DropCachesAfterWriteback(m.T, 3) }
 
 // Close ends the machine's process and task.
 func (m *Machine) Close() {

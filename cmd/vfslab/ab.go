@@ -24,8 +24,9 @@ type abFlags struct {
 	seed                                uint64
 	out                                 formatFlags
 	save                                string
-	quiet, slubDebug, list              bool
+	quiet, slubDebug, list, noReview    bool
 	params                              paramValue
+	profile                             time.Duration
 }
 
 func newABCmd() *cobra.Command {
@@ -66,7 +67,8 @@ docs/CLI.md.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runAB(cmd, f, args) },
+		RunE:              func(cmd *cobra.Command, args []string) error { return runAB(cmd, f, args) },
+		ValidArgsFunction: completeWorkloadArg,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.workload, "workload", "", "workload to run (see --list); or give it as the argument")
@@ -85,6 +87,8 @@ docs/CLI.md.`,
 	fs.BoolVar(&f.slubDebug, "slub-debug", false, "allocate as a slub_debug=FZPU (debug/userdebug) kernel does")
 	fs.BoolVar(&f.list, "list", false, "list the workloads, what one operation is, and their parameters with ranges")
 	fs.Var(f.params, "param", "workload parameter name=value (repeatable; see --list for names and ranges)")
+	durationFlag(fs, &f.profile, "profile", defaultProfileTime, 0, time.Minute, "length of each variant's profiled run (where the time goes, apart from the timed runs); 0 skips it")
+	fs.BoolVar(&f.noReview, "no-review", false, "do not look up the variants' review verdicts (rows then say \"not reviewed\", never \"clean\")")
 	cmd.AddCommand(newABCompareCmd())
 	return cmd
 }
@@ -117,7 +121,7 @@ func runAB(cmd *cobra.Command, f *abFlags, args []string) error {
 		return usageError{"--workload: " + err.Error()}
 	}
 	cfg := sim.Config{Workload: w, Ops: f.ops, RunTime: f.runtime, Count: f.count, Seed: f.seed,
-		Params: f.params, SlubDebug: f.slubDebug, Threads: f.threads}
+		Params: f.params, SlubDebug: f.slubDebug, Threads: f.threads, ProfileTime: f.profile}
 	if f.patchID != "" {
 		p, err := patch.Find(f.patchID)
 		if err != nil {
@@ -142,10 +146,23 @@ func runAB(cmd *cobra.Command, f *abFlags, args []string) error {
 			return usageError{"--save: " + err.Error()}
 		}
 	}
+	var vs *verdicts
+	if id := comparedPatch(cfg); id != "" && !f.noReview {
+		var prog io.Writer
+		if !f.quiet {
+			prog = stderr
+		}
+		if vs, err = loadVerdicts(cmd.Context(), []string{id}, prog); err != nil {
+			return err
+		}
+	}
 	pr := newProgress(stderr, f.quiet)
 	cfg.OnProgress = pr.event
 	rep, err := sim.RunContext(cmd.Context(), cfg)
 	pr.done()
+	if vs != nil && rep != nil {
+		vs.forReport(rep, comparedPatch(cfg))
+	}
 	stopped := rep != nil && errors.Is(err, context.Canceled)
 	if err != nil && !stopped {
 		return err
@@ -162,6 +179,23 @@ func runAB(cmd *cobra.Command, f *abFlags, args []string) error {
 		return &statusError{status: interrupted, msg: "interrupted: printed the runs measured so far"}
 	}
 	return nil
+}
+
+// defaultProfileTime is the default length of a variant's profiled run
+// (about 50 CPU samples a worker: the time per operation that moved is
+// shown only where it exceeds twice its sampling error).
+const defaultProfileTime = 500 * time.Millisecond
+
+// comparedPatch is the ID of the patch whose variants cfg compares ("" for
+// none).
+func comparedPatch(cfg sim.Config) string {
+	if cfg.Patch != nil {
+		return cfg.Patch.ID
+	}
+	if cfg.Workload != nil && cfg.Workload.Patch != nil {
+		return cfg.Workload.Patch.ID
+	}
+	return ""
 }
 
 // writeReport writes rep in format.
@@ -224,16 +258,22 @@ func listWorkloads(w io.Writer) {
 }
 
 func newABCompareCmd() *cobra.Command {
-	return &cobra.Command{
+	var force bool
+	cmd := &cobra.Command{
 		Use:   "compare OLD.json NEW.json",
 		Short: "compare two saved runs of vfslab ab (--save) the way benchstat does",
 		Long: `Reads two reports saved with 'vfslab ab --save FILE' (or --format json), for
 instance on two commits or two machines, and prints for every variant and
 thread count in both the medians of ns/op and ops/s with their 95%
 confidence intervals, the change, and the Mann-Whitney U-test p-value
-("~": not significant at 0.05), then the events per operation that
-differ. Differences of configuration (workload, patch, parameters,
-allocator) are noted first.`,
+("~": not significant at 0.05), a geomean row (benchstat's: the
+geometric mean of the medians), then the events per operation that
+differ. Each file's machine and warnings are printed first.
+
+Two reports of different configurations (workload, patch, other
+patches, parameters, allocator, seed) compare more than one thing: the
+command refuses them (status 2) unless --force, and then notes each
+difference.`,
 		Example: `  git checkout main && vfslab ab open1 --save old.json
   git checkout topic && vfslab ab open1 --save new.json
   vfslab ab compare old.json new.json`,
@@ -251,10 +291,15 @@ allocator) are noted first.`,
 					return usagef("%s: %v", path, err)
 				}
 			}
+			if d := sim.Differences(reps[0], reps[1]); len(d) > 0 && !force {
+				return usagef("%s and %s: %s; --force compares them anyway", args[0], args[1], strings.Join(d, "; "))
+			}
 			if err := sim.Compare(cmd.OutOrStdout(), reps[0], reps[1]); err != nil {
 				return usagef("%s and %s: %v", args[0], args[1], err)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "compare reports of different configurations, noting each difference")
+	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func TestIssueCases(t *testing.T) {
 		{args: []string{"crypt", "fname", "--master-key", rawKey, "--nonce", nonceHex, ""}, status: 2, stderr: []string{"NAME_HEX is empty"}},
 		{args: []string{"crypt", "nokey", "--decode", "2121"}, status: 1, stderr: []string{"not a no-key name", "ENOENT"}},
 		{args: []string{"ab", "open1", "--param", "bogus=1"}, status: 2, stderr: []string{`no parameter "bogus"`, "valid: fs, parent"}},
-		{args: []string{"ab", "open1", "--param", "fs=xfs"}, status: 2, stderr: []string{"--param fs=xfs", "ext4|f2fs|memfs"}},
+		{args: []string{"ab", "open1", "--param", "fs=xfs"}, status: 2, stderr: []string{"--param fs=xfs", "ext4|f2fs"}},
 		{args: []string{"ab", "open1", "--param", "fs"}, status: 2, stderr: []string{"name=value"}},
 		{args: []string{"ab", "open1", "--variants", "nope"}, status: 2, stderr: []string{`no variant "nope"`, "base, v1, v2"}},
 		{args: []string{"ab", "open1", "--variants", "base,,v1"}, status: 2, stderr: []string{"--variants"}},
@@ -353,8 +354,20 @@ func TestFormats(t *testing.T) {
 		t.Fatalf("--save: %d %s", status, errs)
 	}
 	out, errs, status := cli(t, "", "ab", "compare", a, b)
-	if status != 0 || !strings.Contains(out, "old ns/op") || !strings.Contains(out, "aeslib") || strings.Contains(out, "sync") {
+	if status != 0 || !strings.Contains(out, "old ns/op") || !strings.Contains(out, "aeslib") || strings.Contains(out, "sync ") ||
+		!strings.Contains(out, "geomean") || !strings.Contains(out, "old machine:") {
 		t.Errorf("compare: status %d, stderr %q:\n%s", status, errs, out)
+	}
+	// Different workloads are refused unless forced.
+	c := filepath.Join(dir, "c.json")
+	if _, errs, status := cli(t, "", "ab", "open1", "--ops", "20", "--count", "2", "-q", "--profile", "0", "--save", c); status != 0 {
+		t.Fatalf("--save: %d %s", status, errs)
+	}
+	if _, errs, status := cli(t, "", "ab", "compare", a, c); status != 2 || !strings.Contains(errs, "workloads differ") || !strings.Contains(errs, "--force") {
+		t.Errorf("compare across workloads: status %d, %q", status, errs)
+	}
+	if out, errs, status := cli(t, "", "ab", "compare", "--force", a, c); status == 2 || !strings.Contains(out, "note: workloads differ") {
+		t.Errorf("compare --force: status %d, %q:\n%s", status, errs, out)
 	}
 	os.WriteFile(b, []byte("{}"), 0o644)
 	if _, errs, status := cli(t, "", "ab", "compare", a, b); status != 2 || !strings.Contains(errs, "schema") {
@@ -399,7 +412,7 @@ func TestInterruptPrintsWhatWasMeasured(t *testing.T) {
 		want []string
 	}{
 		{[]string{"ab", "v1kdf", "--count", "1000", "--runtime", "2ms"}, []string{"INTERRUPTED", "base"}},
-		{[]string{"report", "--patch", "fscrypt-v1-kdf", "--count", "1000", "--runtime", "2ms"}, []string{"Each variant against", "fscrypt-v1-kdf  v1kdf"}},
+		{[]string{"report", "--patch", "fscrypt-v1-kdf", "--count", "1000", "--runtime", "2ms"}, []string{"each variant against", "fscrypt-v1-kdf on v1kdf"}},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		pr, pw, _ := os.Pipe()
@@ -470,24 +483,32 @@ func TestReportHTML(t *testing.T) {
 	}
 }
 
-// TestReportText: non-significant ratios carry "~", each variant's ratio
-// under both allocators sits on one line with what each ran, the header
-// names each column once, and counts print as counts.
+// TestReportText: the text table fits 120 columns; non-significant
+// ratios carry "~", noisy ones "?", broken ones "!" with the seed's figure
+// in parentheses; each variant's ratio under both allocators sits on one
+// line; the header names each column once, empty columns are dropped,
+// counts print as counts, and the legend explains every symbol.
 func TestReportText(t *testing.T) {
 	seed := 2.0
+	lo, hi := 1.8, 2.2
+	broken := &sim.Verdict{Reviewed: true, Findings: []sim.Finding{{Kind: "leak", Function: "fscrypt_fname_encrypt", Text: "leak in fscrypt_fname_encrypt: kmemleak"}}}
+	clean := &sim.Verdict{Reviewed: true, Findings: []sim.Finding{}}
 	rows := []sim.ReportRow{
 		{Patch: "p", Workload: "create", Threads: 1, Variant: "v2", Against: "base", Metric: "ops/s", Base: 1.5, Value: 3, Ratio: 2, P: 0.01, Significant: true,
-			SeedRatio: &seed, Kmallocs: 513517, BaseKmalloc: 1027034, Runs: 5, OpsPerRun: 1, PerOp: 1000, Unit: "creates", Params: "n=1000"},
-		{Patch: "p", Workload: "create", Threads: 1, Variant: "v4", Against: "base", Metric: "ops/s", Base: 1.5, Value: 1.6, Ratio: 1.07, P: 0.4,
-			Runs: 5, OpsPerRun: 1, PerOp: 1000, Unit: "creates", Params: "n=1000"},
+			RatioLo: &lo, RatioHi: &hi, SeedRatio: &seed, Kmallocs: 513517, BaseKmalloc: 1027034, Runs: 5, OpsPerRun: 1, PerOp: 1000, Unit: "creates", Params: "n=1000",
+			Verdict: broken, Broken: true, Conclusion: "v2 is x2.00 faster than base and leaks memory as posted: not a speed-up to take",
+			Deltas: []sim.EventDelta{{Event: "kmalloc", Against: 1027034, Variant: 513517}}},
+		{Patch: "p", Workload: "create", Threads: 1, Variant: "v4", Against: "base", Metric: "ops/s", Base: 1.5, Value: 1.6, Ratio: 1.07, P: 0.4, Noisy: true,
+			Runs: 5, OpsPerRun: 1, PerOp: 1000, Unit: "creates", Params: "n=1000", Verdict: clean, Conclusion: "v4 is x1.07 against base, not significant"},
 		{Patch: "p", Workload: "create", SlubDebug: true, Threads: 1, Variant: "v2", Against: "base", Metric: "ops/s", Ratio: 3.5, P: 0.03, Significant: true,
-			SeedRatio: &seed, Runs: 4, OpsPerRun: 1, PerOp: 100, Unit: "creates", Params: "n=100"},
+			SeedRatio: &seed, Runs: 4, OpsPerRun: 1, PerOp: 100, Unit: "creates", Params: "n=100", Verdict: broken, Broken: true, Conclusion: "v2 is x3.50 faster"},
 	}
 	var b bytes.Buffer
-	writeReportText(&b, rows)
+	writeReportText(&b, &reportOut{runs: nil, machine: &sim.Machine{CPU: "test"}, review: "verdicts: test"}, rows)
 	s := b.String()
-	for _, w := range []string{" x2.00 p=0.010 ", " ~x1.07 p=0.400 ", "514k", "1.03M", "create: 1 op = ", "production ratio", "slub_debug ratio",
-		"5x1x1000 creates", "4x1x100 creates", " x3.50 p=0.030 ", "slub_debug: n=100"} {
+	for _, w := range []string{"!x2.00", "~x1.07?", "(x2.00)", "x1.80-x2.20", "0.010", "BROKEN", "clean", "create: 1 op = ",
+		"production ran 5x1x1000 creates", "slub_debug ran 4x1x100 creates", "!x3.50", "slub_debug: n=100", "kmalloc 1.03M -> 514k",
+		"leak in fscrypt_fname_encrypt", "not a speed-up to take", "legend:", "T = worker threads", "? = noisy", "! = broken"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("report lacks %q:\n%s", w, s)
 		}
@@ -496,26 +517,39 @@ func TestReportText(t *testing.T) {
 		t.Errorf("counts print with decimals:\n%s", s)
 	}
 	lines := strings.Split(s, "\n")
-	// One line per variant: v2's two allocators share a line, and v4,
-	// which has no slub_debug row, shows "-" there.
-	var v2, v4 string
+	var v2, v4, head string
 	for _, l := range lines {
-		if strings.Contains(l, " v2 ") {
-			v2 += l
+		if len([]rune(l)) > sim.TextWidth {
+			t.Errorf("line of %d columns: %q", len([]rune(l)), l)
 		}
-		if strings.Contains(l, " v4 ") {
+		switch {
+		case strings.HasPrefix(l, "v2 "):
+			v2 += l
+		case strings.HasPrefix(l, "v4 "):
 			v4 += l
+		case strings.HasPrefix(l, "variant "):
+			head = l
 		}
 	}
+	// One line per variant: v2's two allocators share a line, and v4,
+	// which has no slub_debug row, shows "-" there.
 	if !strings.Contains(v2, "x2.00") || !strings.Contains(v2, "x3.50") || !strings.Contains(v4, " - ") {
 		t.Errorf("v2 %q, v4 %q", v2, v4)
 	}
-	seen := map[string]bool{}
-	for _, col := range regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(lines[4]), -1) {
-		if seen[col] {
-			t.Errorf("header names %q twice:\n%s", col, s)
+	if head == "" {
+		t.Fatalf("no header:\n%s", s)
+	}
+	cols := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(head), -1)
+	if !slices.Contains(cols, "seed") || !slices.Contains(cols, "verdict") {
+		t.Errorf("header %q", head)
+	}
+	// Without a seed figure or slub_debug rows, those columns go.
+	var b2 bytes.Buffer
+	writeReportText(&b2, &reportOut{machine: &sim.Machine{}}, rows[1:2])
+	for _, l := range strings.Split(b2.String(), "\n") {
+		if strings.HasPrefix(l, "variant ") && (strings.Contains(l, "seed") || strings.Contains(l, "slub_debug")) {
+			t.Errorf("empty columns kept: %q", l)
 		}
-		seen[col] = true
 	}
 }
 
@@ -538,20 +572,25 @@ func TestPanicIsOneLine(t *testing.T) {
 }
 
 // TestManPages: vfslab man writes a page per command from the commands'
-// own help.
+// own help, titled by the command (VFSLAB-TRACE(1)).
 func TestManPages(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	if rc := run([]string{"man", dir}, &out, &errb); rc != 0 {
 		t.Fatalf("rc %d: %s", rc, errb.String())
 	}
-	for _, page := range []string{"vfslab.1", "vfslab-trace.1", "vfslab-sh.1", "vfslab-crypt-fname.1"} {
+	for page, title := range map[string]string{"vfslab.1": `"VFSLAB"`, "vfslab-trace.1": `"VFSLAB-TRACE"`, "vfslab-sh.1": `"VFSLAB-SH"`,
+		"vfslab-crypt-fname.1": `"VFSLAB-CRYPT-FNAME"`, "vfslab-draw-dentries.1": `"VFSLAB-DRAW-DENTRIES"`, "vfslab-quiz.1": `"VFSLAB-QUIZ"`} {
 		b, err := os.ReadFile(filepath.Join(dir, page))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Contains(b, []byte(".SH NAME")) {
 			t.Errorf("%s has no NAME section", page)
+		}
+		// Each page is titled by its own command.
+		if !bytes.Contains(b, []byte(".TH "+title+" \"1\"")) {
+			t.Errorf("%s is not titled %s(1): %.80q", page, title, b)
 		}
 	}
 	if rc := run([]string{"man"}, &out, &errb); rc != 2 {

@@ -5,15 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vfslab/vfslab/draw"
-	"github.com/vfslab/vfslab/quiz"
 	"github.com/vfslab/vfslab/shell"
 )
 
 // The commands whose flags, help and statuses their own packages define
-// (each package's Main follows the CLI's convention: help on stdout with
-// status 0, a usage error as one line with status 2): vfslab sh, quiz and
-// draw. Cobra hands them their arguments unparsed.
+// (the package's Main follows the CLI's convention: help on stdout with
+// status 0, a usage error as one line with status 2): vfslab sh. Cobra
+// hands it its arguments unparsed.
 
 func init() {
 	extraCommands = append(extraCommands,
@@ -22,12 +20,6 @@ func init() {
 			func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return shell.Main(args, stdin, stdout, stderr)
 			}),
-		delegated("quiz [flags]",
-			"OSTEP-style exercises: predict a syscall's result, the walk, the atomics, where a name lands",
-			func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return quiz.Main(args, stdout, stderr) }),
-		delegated("draw KIND [flags]",
-			"draw live state as SVG: dentries, keys, readpath, f2fs buckets, an ext4 htree",
-			func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return draw.Main(args, stdout, stderr) }),
 	)
 }
 

@@ -176,6 +176,9 @@ func newHashFsCmd(fsName string) *cobra.Command {
 	hfs.flags(c, fs)
 	fs.BoolVar(&c.casefold, "casefold", false, "fold the name as a casefolded directory does")
 	fs.StringVar(&c.sipKey, "dirhash-key", "", "fscrypt dirhash key, 16 bytes hex")
+	if fs.Lookup("version") != nil {
+		cmd.RegisterFlagCompletionFunc("version", completeHashVersions)
+	}
 	return cmd
 }
 

@@ -169,10 +169,11 @@ printing what was measured).`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
-	root.AddCommand(newReportCmd(), newABCmd(), newTraceCmd(), newCryptCmd(), newHashCmd(), newDumpCmd(), newPatchesCmd())
+	root.AddCommand(newReportCmd(), newABCmd(), newTraceCmd(), newCryptCmd(), newHashCmd(), newDumpCmd(), newPatchesCmd(), newLinuxCmd())
 	for _, c := range extraCommands {
 		root.AddCommand(c())
 	}
+	registerCompletions(root)
 	return root
 }
 

@@ -31,7 +31,9 @@ func newManCmd() *cobra.Command {
 			}
 			root := cmd.Root()
 			root.DisableAutoGenTag = true
-			return doc.GenManTree(root, &doc.GenManHeader{Title: "VFSLAB", Section: "1", Source: "vfslab"}, args[0])
+			// No title: each page is titled by its command's path
+			// (VFSLAB-TRACE(1)), as git's pages are.
+			return doc.GenManTree(root, &doc.GenManHeader{Section: "1", Source: "vfslab"}, args[0])
 		},
 	}
 }

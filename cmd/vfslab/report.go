@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,6 +31,8 @@ type reportFlags struct {
 	allocators string
 	slubDebug  bool
 	quiet      bool
+	noReview   bool
+	profile    time.Duration
 }
 
 // The allocators a report runs under (--allocators).
@@ -112,6 +115,9 @@ with the vfslab ab command that reproduces it.`,
 		"the allocators to run under: the production allocator, slub_debug=FZPU (the seeds' userdebug kernels), or both side by side")
 	fs.BoolVar(&f.slubDebug, "slub-debug", false, "only slub_debug (--allocators slub_debug)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "do not print progress to stderr")
+	fs.BoolVar(&f.noReview, "no-review", false, "do not look up the variants' review verdicts (rows then say \"not reviewed\", never \"clean\")")
+	durationFlag(fs, &f.profile, "profile", defaultProfileTime, 0, time.Minute, "length of each variant's profiled run (production allocator: where the time goes, apart from the timed runs); 0 skips it")
+	cmd.AddCommand(newReportStabilityCmd())
 	return cmd
 }
 
@@ -179,14 +185,34 @@ func runReport(cmd *cobra.Command, f *reportFlags) error {
 				r.cfg.RunTime = 100 * time.Millisecond
 			}
 			if f.html != "" && len(h.Threads) > 0 && !sd {
-				// The scaling chart: the workload's thread counts.
-				r.threads = h.Workload().DefaultThreads
+				// The scaling chart: the workload's thread counts and
+				// twice GOMAXPROCS, enough points for a curve.
+				r.threads = scalingThreads(h.Workload().DefaultThreads)
 			}
 			r.cfg.Threads = r.threads
 			r.command = abCommand(h, r.cfg)
 			runs = append(runs, r)
 		}
 	}
+	var vs *verdicts
+	if f.noReview {
+		vs = &verdicts{skipped: true}
+	} else {
+		var ids []string
+		for _, r := range runs {
+			for _, p := range r.h.Patches() {
+				ids = append(ids, p.ID)
+			}
+		}
+		var prog io.Writer
+		if !f.quiet {
+			prog = stderr
+		}
+		if vs, err = loadVerdicts(cmd.Context(), ids, prog); err != nil {
+			return err
+		}
+	}
+	machine := sim.NewMachine(true)
 	pr := newProgress(stderr, f.quiet)
 	start := time.Now()
 	var stopped bool
@@ -197,10 +223,21 @@ func runReport(cmd *cobra.Command, f *reportFlags) error {
 		}
 		cfg := r.cfg
 		cfg.OnProgress = pr.event
+		cfg.Machine = machine
+		if !r.slubDebug {
+			cfg.ProfileTime = f.profile
+		}
 		t0 := time.Now()
 		rep, err := sim.RunContext(cmd.Context(), cfg)
 		pr.done()
 		r.rep, r.took = rep, time.Since(t0)
+		if rep != nil {
+			rep.Verdicts = map[string]*sim.Verdict{}
+			for _, v := range r.h.Variants() {
+				rep.Verdicts[v] = vs.forVariant(r.h, v)
+			}
+			rep.Review = vs.summary()
+		}
 		if err != nil {
 			if rep != nil && errors.Is(err, context.Canceled) {
 				stopped = true
@@ -209,17 +246,19 @@ func runReport(cmd *cobra.Command, f *reportFlags) error {
 			return fmt.Errorf("%s: %w", r.h.ID(), err)
 		}
 	}
+	machine.Finish()
 	var done []*reportRun
 	for _, r := range runs {
 		if r.rep != nil {
 			done = append(done, r)
 		}
 	}
-	if err := writeReportAs(stdout, done, format); err != nil {
+	out := &reportOut{runs: done, machine: machine, review: vs.summary()}
+	if err := writeReportAs(stdout, out, format); err != nil {
 		return err
 	}
 	if f.html != "" {
-		if err := writeHTMLFile(f.html, done, cmd.CommandPath(), os.Args); err != nil {
+		if err := writeHTMLFile(f.html, out, cmd.CommandPath(), os.Args); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "vfslab report: wrote %s\n", f.html)
@@ -239,6 +278,22 @@ func runReport(cmd *cobra.Command, f *reportFlags) error {
 		return &statusError{status: interrupted, msg: "interrupted: printed the rows measured so far"}
 	}
 	return nil
+}
+
+// scalingThreads are the worker counts of the scaling chart: ts and
+// twice GOMAXPROCS, at least minScalingPoints of them.
+func scalingThreads(ts []int) []int {
+	out := slices.Clone(ts)
+	for _, t := range []int{2 * runtime.GOMAXPROCS(0), 4 * runtime.GOMAXPROCS(0)} {
+		if len(out) >= minScalingPoints && slices.Contains(out, 2*runtime.GOMAXPROCS(0)) {
+			break
+		}
+		if !slices.Contains(out, t) && t <= sim.MaxThreads {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // abCommand is the vfslab ab command line that measures what one report
@@ -299,47 +354,107 @@ func rows(runs []*reportRun) []sim.ReportRow {
 	return out
 }
 
-// writeReportAs writes the runs in format: the table of ratios under each
-// allocator side by side (text), its rows (json, csv: one per allocator),
-// or every run's benchmark lines (benchstat).
-func writeReportAs(w io.Writer, runs []*reportRun, format string) error {
+// reportOut is what a report prints: its runs, the machine they ran on
+// (probed before and after all of them) and where the verdicts came
+// from.
+type reportOut struct {
+	runs    []*reportRun
+	machine *sim.Machine
+	review  string
+}
+
+// ReportSchema names the layout of `vfslab report --format json`.
+const ReportSchema = "vfslab-report/1"
+
+// reportJSON is `vfslab report --format json`.
+type reportJSON struct {
+	Schema   string          `json:"schema"`
+	Machine  *sim.Machine    `json:"machine"`
+	Review   string          `json:"review"`
+	Warnings []string        `json:"warnings"`
+	Rows     []sim.ReportRow `json:"rows"`
+}
+
+// warnings are the report's warnings: the machine's noise, then every
+// count that cannot reach p < 0.05.
+func (o *reportOut) warnings() []string {
+	out := []string{}
+	if w := o.machine.NoiseWarning(); w != "" {
+		out = append(out, w)
+	}
+	seen := map[string]bool{}
+	for _, r := range rows(o.runs) {
+		if r.CountWarning != "" && !seen[r.CountWarning] {
+			seen[r.CountWarning] = true
+			out = append(out, "WARNING: "+r.Patch+": "+r.CountWarning)
+		}
+	}
+	return out
+}
+
+// writeReportAs writes the report in format: the table of ratios under
+// each allocator side by side (text), its rows (json, csv: one per
+// allocator), or every run's benchmark lines (benchstat).
+func writeReportAs(w io.Writer, o *reportOut, format string) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		rs := rows(runs)
+		rs := rows(o.runs)
 		if rs == nil {
 			rs = []sim.ReportRow{}
 		}
-		return enc.Encode(rs)
+		return enc.Encode(reportJSON{Schema: ReportSchema, Machine: o.machine, Review: o.review, Warnings: o.warnings(), Rows: rs})
 	case "csv":
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"patch", "workload", "slub_debug", "threads", "variant", "against", "metric", "base", "value", "ratio", "p",
-			"significant", "seed_ratio", "kmalloc_per_op", "base_kmalloc_per_op", "runs", "ops_per_run", "per_op", "unit", "total",
-			"bugs", "params", "patches", "events", "command"})
-		g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-		for _, r := range rows(runs) {
+		cw.Write([]string{"patch", "workload", "slub_debug", "threads", "variant", "against", "metric", "base", "value", "ratio",
+			"ratio_lo", "ratio_hi", "p", "min_p", "significant", "noisy", "cv_base", "cv_variant", "seed_ratio", "broken", "verdict",
+			"conclusion", "kmalloc_per_op", "base_kmalloc_per_op", "runs", "ops_per_run", "per_op", "unit", "total",
+			"bugs", "params", "patches", "events", "command",
+			"cpu", "cores", "go_version", "commit", "load_before", "load_after", "noise_cv", "machine_quiet"})
+		g := sim.CSVNum
+		m := o.machine
+		mach := []string{m.CPU, strconv.Itoa(m.Cores), m.GoVersion, m.Commit, sim.LoadCSV(m.LoadBefore), sim.LoadCSV(m.LoadAfter), g(m.NoiseCV()), strconv.FormatBool(m.Quiet())}
+		for _, r := range rows(o.runs) {
 			seed := ""
 			if r.SeedRatio != nil {
 				seed = g(*r.SeedRatio)
 			}
-			cw.Write([]string{r.Patch, r.Workload, strconv.FormatBool(r.SlubDebug), strconv.Itoa(r.Threads), r.Variant, r.Against, r.Metric,
-				g(r.Base), g(r.Value), g(r.Ratio), g(r.P), strconv.FormatBool(r.Significant), seed, g(r.Kmallocs), g(r.BaseKmalloc),
+			cw.Write(append([]string{r.Patch, r.Workload, strconv.FormatBool(r.SlubDebug), strconv.Itoa(r.Threads), r.Variant, r.Against, r.Metric,
+				g(r.Base), g(r.Value), g(r.Ratio), ptrNum(r.RatioLo), ptrNum(r.RatioHi), g(r.P), g(r.MinP), strconv.FormatBool(r.Significant),
+				strconv.FormatBool(r.Noisy), g(r.CVBase), g(r.CVVariant), seed, strconv.FormatBool(r.Broken), r.Verdict.Short(), r.Conclusion,
+				g(r.Kmallocs), g(r.BaseKmalloc),
 				strconv.Itoa(r.Runs), strconv.Itoa(r.OpsPerRun), strconv.Itoa(r.PerOp), r.Unit, strconv.Itoa(r.Total),
-				strconv.Itoa(r.Bugs), r.Params, r.Patches, eventsText(r), r.Command})
+				strconv.Itoa(r.Bugs), r.Params, r.Patches, deltasText(r.Deltas), r.Command}, mach...))
 		}
 		cw.Flush()
 		return cw.Error()
 	case "benchstat":
-		for _, r := range runs {
+		for _, r := range o.runs {
 			if err := r.rep.WriteBenchstat(w); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	writeReportText(w, rows(runs))
+	writeReportText(w, o, rows(o.runs))
 	return nil
+}
+
+func ptrNum(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return sim.CSVNum(*v)
+}
+
+// deltasText renders the events that moved: "kmalloc 2 -> 0; kfree 2 -> 0".
+func deltasText(ds []sim.EventDelta) string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.String())
+	}
+	return strings.Join(out, "; ")
 }
 
 // ranText says what a row ran: "5x1x1000 creates" (timed runs x
@@ -352,32 +467,76 @@ func ranText(r sim.ReportRow) string {
 	return s
 }
 
-// eventsText renders a row's events: "kernel_fpu_begin 2 -> 4".
-func eventsText(r sim.ReportRow) string {
-	var names []string
-	for n := range r.Events {
-		names = append(names, n)
+// ratioMark renders a row's ratio for the table: "x1.73", with "~" when
+// not significant, "?" when noisy, "!" when the variant is broken.
+func ratioMark(r *sim.ReportRow) string {
+	if r == nil {
+		return "-"
 	}
-	sort.Strings(names)
-	var out []string
-	for _, n := range names {
-		e := r.Events[n]
-		out = append(out, fmt.Sprintf("%s %s -> %s", n, sim.FormatNum(e.Against), sim.FormatNum(e.Variant)))
+	s := "-"
+	if !math.IsNaN(r.Ratio) {
+		s = "x" + ratioNum(r.Ratio)
 	}
-	return strings.Join(out, "; ")
-}
-
-// ratioText is a row's ratio with its p-value: "x1.73 p=0.008", "~x1.10
-// p=0.690", with the BUG reports of its counting run.
-func ratioText(r sim.ReportRow) string {
-	s := fmt.Sprintf("x%.2f p=%.3f", r.Ratio, r.P)
 	if !r.Significant {
 		s = "~" + s
 	}
-	if r.Bugs > 0 {
-		s += fmt.Sprintf(" (%d BUG reports)", r.Bugs)
+	if r.Noisy {
+		s += "?"
+	}
+	if r.Broken {
+		s = "!" + s
 	}
 	return s
+}
+
+// ratioNum formats a ratio: 3 significant digits, whole from 100.
+func ratioNum(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// ciText renders a row's interval: "x1.21-x1.90".
+func ciText(r *sim.ReportRow) string {
+	if r == nil || r.RatioLo == nil || r.RatioHi == nil {
+		return "-"
+	}
+	return "x" + ratioNum(*r.RatioLo) + "-x" + ratioNum(*r.RatioHi)
+}
+
+func pText(r *sim.ReportRow) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", r.P)
+}
+
+// seedText is the seed's figure beside a row: "x2.06", "(x2.06)" beside
+// a broken variant (no reproduction of it), "-" when the seed gives none.
+func seedText(r *sim.ReportRow) string {
+	if r.SeedRatio == nil {
+		return ""
+	}
+	if r.Broken {
+		return fmt.Sprintf("(x%.2f)", *r.SeedRatio)
+	}
+	return fmt.Sprintf("x%.2f", *r.SeedRatio)
+}
+
+// verdictCell is a row's verdict in the table: "clean", "BROKEN" or "not
+// reviewed" (the findings are spelled out under the row).
+func verdictCell(r *sim.ReportRow) string {
+	switch {
+	case r.Verdict.Broken():
+		return "BROKEN"
+	case r.Verdict.Clean():
+		return "clean"
+	}
+	return "not reviewed"
 }
 
 // reportLine is one line of the text table: a variant of a headline at a
@@ -393,10 +552,31 @@ func (l reportLine) any() *sim.ReportRow {
 	return l.debug
 }
 
-// writeReportText writes the rows as one table, each variant's ratio under
-// the production allocator and under slub_debug side by side, each with
-// what it ran.
-func writeReportText(w io.Writer, rows []sim.ReportRow) {
+// reportLegend explains every column and symbol of the text table.
+const reportLegend = `legend:
+  T = worker threads; vs = the variant the ratio is against (what the seed's "before" ran);
+  ratio = the variant's median speed over vs's (x1.50: 50% faster; x0.50: half as fast), per allocator;
+  95% CI = bootstrap interval of the ratio over the interleaved timed runs (A B B A ...);
+  p = Mann-Whitney U-test p-value (benchstat's test); ~ = not significant (p >= 0.05);
+  ? = noisy: the interval, a side's between-run spread or the machine's noise is larger than the effect;
+  ! = broken as posted (verdict BROKEN): the review finds the variant leaking, overflowing, corrupting or
+      failing where its base does not; its ratio is no speed-up, and the seed's figure beside it is put in
+      parentheses: a broken posting does not reproduce it;
+  seed = the same ratio from the seed's posted figures (empty: the seed reports none);
+  verdict = vfslab review's verdict on the variant (clean, BROKEN, or not reviewed), findings under the row;
+  => = what to conclude; events/op = exact counts per operation from the counting run (vs -> variant);
+  time/op = where the time moved, by model function, from a separate profiled run (production allocator);
+  not modelled = a kernel cost of the events that moved which the simulator lacks (said once a headline, never
+      added to a ratio).
+`
+
+// writeReportText writes the report as one table, grouped by headline:
+// each variant's ratio under the production allocator and under
+// slub_debug side by side with its interval and p-value, the seed's
+// figure and the verdict; under each row what to conclude, the findings,
+// the events that moved, where the time went and what the model lacks;
+// under each headline what ran; then a legend. It fits TextWidth columns.
+func writeReportText(w io.Writer, o *reportOut, rs []sim.ReportRow) {
 	type key struct {
 		patch   string
 		threads int
@@ -404,9 +584,9 @@ func writeReportText(w io.Writer, rows []sim.ReportRow) {
 	}
 	var lines []*reportLine
 	byKey := map[key]*reportLine{}
-	hasProd, hasDebug, hasEvents := false, false, false
-	for i := range rows {
-		r := &rows[i]
+	hasProd, hasDebug := false, false
+	for i := range rs {
+		r := &rs[i]
 		k := key{r.Patch, r.Threads, r.Variant}
 		l := byKey[k]
 		if l == nil {
@@ -419,7 +599,6 @@ func writeReportText(w io.Writer, rows []sim.ReportRow) {
 		} else {
 			l.prod, hasProd = r, true
 		}
-		hasEvents = hasEvents || len(r.Events) > 0
 	}
 	var allocs []string
 	if hasProd {
@@ -428,56 +607,76 @@ func writeReportText(w io.Writer, rows []sim.ReportRow) {
 	if hasDebug {
 		allocs = append(allocs, "slub_debug")
 	}
-	fmt.Fprintf(w, "Each variant against the variant its seed's \"before\" ran (vs), on the seed's workload, under %s.\n", strings.Join(allocs, " and under "))
-	fmt.Fprintln(w, "ratio = variant speed / vs speed (~: not significant, p >= 0.05); seed = the same ratio from the seed's figures;")
-	fmt.Fprintln(w, "ran = timed runs x operations per worker per run (x what one operation is: files created, MiB read), for each variant.")
+	sim.WrapLine(w, "", fmt.Sprintf("vfslab report: each variant against the variant its seed's \"before\" ran (vs), on the seed's workload, under %s.", strings.Join(allocs, " and under ")))
+	sim.WrapLine(w, "machine: ", o.machine.String())
+	sim.WrapLine(w, "", o.review)
+	for _, warn := range o.warnings() {
+		sim.WrapLine(w, "", warn)
+	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "patch\tworkload\tT\tvariant\tvs\t"
-	if hasProd {
-		head += "production ratio\tran\tkmalloc/op\t"
+	t := &sim.Table{Head: []string{"variant", "T", "vs", "production", "95% CI", "p", "slub_debug", "95% CI", "p", "seed", "verdict"},
+		Right: []bool{false, true, false, true, true, true, true, true, true, true, false}}
+	if !hasProd {
+		t.Head[3], t.Head[4], t.Head[5] = "", "", ""
 	}
-	if hasDebug {
-		head += "slub_debug ratio\tslub_debug ran\tslub_debug kmalloc/op\t"
-	}
-	head += "seed\t"
-	if hasEvents {
-		head += "events/op (vs -> variant, production)\t"
-	}
-	fmt.Fprintln(tw, head)
 	last := ""
+	said := map[string]bool{} // the missing costs said, by headline
 	for _, l := range lines {
 		r := l.any()
-		name := r.Patch
-		if name == last {
-			name = ""
+		if r.Patch != last {
+			last = r.Patch
+			t.Span("", headlineHeading(l, lines))
 		}
-		last = r.Patch
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t", name, r.Workload, r.Threads, r.Variant, r.Against)
-		for _, c := range []struct {
-			on  bool
-			row *sim.ReportRow
-		}{{hasProd, l.prod}, {hasDebug, l.debug}} {
-			if !c.on {
+		t.Row(r.Variant, strconv.Itoa(r.Threads), r.Against,
+			ifRow(hasProd, ratioMark(l.prod)), ifRow(hasProd, ciText(l.prod)), ifRow(hasProd, pText(l.prod)),
+			ifRow(hasDebug, ratioMark(l.debug)), ifRow(hasDebug, ciText(l.debug)), ifRow(hasDebug, pText(l.debug)),
+			seedText(r), verdictCell(r))
+		for _, c := range []*sim.ReportRow{l.prod, l.debug} {
+			if c == nil {
 				continue
 			}
-			if c.row == nil {
-				fmt.Fprint(tw, "-\t-\t-\t")
+			who := "production"
+			if c.SlubDebug {
+				who = "slub_debug"
+			}
+			t.Span("  => ", who+": "+c.Conclusion)
+		}
+		if r.Verdict.Broken() {
+			for i, f := range r.Verdict.Findings {
+				prefix := "     finding:  "
+				if i > 0 {
+					prefix = "               "
+				}
+				t.Span(prefix, shorten(f.Text, sim.TextWidth-len(prefix)))
+			}
+		}
+		if c := l.prod; c != nil {
+			if len(c.Deltas) > 0 {
+				t.Span("     events/op: ", deltasText(firstDeltas(c.Deltas, 6)))
+			}
+			if len(c.ProfileDeltas) > 0 {
+				t.Span("     time/op: ", profileText(c.ProfileDeltas, c.ProfileSamples))
+			}
+		}
+		// What the model lacks, once per headline.
+		for _, c := range []*sim.ReportRow{l.prod, l.debug} {
+			if c == nil {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s -> %s\t", ratioText(*c.row), ranText(*c.row), sim.FormatNum(c.row.BaseKmalloc), sim.FormatNum(c.row.Kmallocs))
+			for _, m := range c.Missing {
+				if said[r.Patch+m] {
+					continue
+				}
+				said[r.Patch+m] = true
+				label := "     not modelled: "
+				if c.SlubDebug {
+					label = "     not modelled (slub_debug): "
+				}
+				t.Span(label, m)
+			}
 		}
-		seed := "-"
-		if r.SeedRatio != nil {
-			seed = fmt.Sprintf("x%.2f", *r.SeedRatio)
-		}
-		fmt.Fprintf(tw, "%s\t", seed)
-		if hasEvents {
-			fmt.Fprintf(tw, "%s\t", eventsText(*r))
-		}
-		fmt.Fprintln(tw)
 	}
-	tw.Flush()
+	t.Write(w)
 	fmt.Fprintln(w)
 	seen := map[string]bool{}
 	for _, l := range lines {
@@ -493,9 +692,9 @@ func writeReportText(w io.Writer, rows []sim.ReportRow) {
 		if r.Patches != "" {
 			here += ", variant = " + r.Patches
 		}
-		fmt.Fprintf(w, "%s: here %s; seed: %s\n", r.Patch, here, r.Seed)
+		sim.WrapLine(w, r.Patch+": ", "here "+here+"; seed: "+r.Seed)
 		if r.Explain != "" {
-			fmt.Fprintf(w, "  why this order: %s\n", r.Explain)
+			sim.WrapLine(w, "  why this order: ", r.Explain)
 		}
 	}
 	seen = map[string]bool{}
@@ -504,9 +703,61 @@ func writeReportText(w io.Writer, rows []sim.ReportRow) {
 		if !seen[r.Workload] {
 			seen[r.Workload] = true
 			if wl, err := sim.Lookup(r.Workload); err == nil {
-				fmt.Fprintf(w, "%s: 1 op = %s\n", r.Workload, wl.Summary)
+				sim.WrapLine(w, r.Workload+": 1 op = ", wl.Summary)
 			}
 		}
 	}
-	fmt.Fprintf(w, "(GOMAXPROCS %d; 'vfslab report --format json' has each row's speeds and vfslab ab command)\n", runtime.GOMAXPROCS(0))
+	fmt.Fprintln(w)
+	fmt.Fprint(w, reportLegend)
+	fmt.Fprintln(w, "('vfslab report --format json' has each row's speeds, interval, events, profile and vfslab ab command.)")
+}
+
+func ifRow(on bool, s string) string {
+	if !on {
+		return ""
+	}
+	return s
+}
+
+// headlineHeading is the line that opens a headline's rows: its ID, its
+// workload, what one operation is and what each allocator ran.
+func headlineHeading(first *reportLine, lines []*reportLine) string {
+	r := first.any()
+	s := fmt.Sprintf("%s on %s:", r.Patch, r.Workload)
+	for _, c := range []*sim.ReportRow{first.prod, first.debug} {
+		if c == nil {
+			continue
+		}
+		a := "production"
+		if c.SlubDebug {
+			a = "slub_debug"
+		}
+		s += fmt.Sprintf(" %s ran %s;", a, ranText(*c))
+	}
+	return strings.TrimSuffix(s, ";")
+}
+
+func firstDeltas(ds []sim.EventDelta, n int) []sim.EventDelta {
+	if len(ds) > n {
+		return ds[:n]
+	}
+	return ds
+}
+
+// profileText renders the time per operation that moved: "fscrypt.X
+// -1.2µs, kmem.Kmalloc -0.8µs (60 samples)".
+func profileText(ds []sim.FuncShare, samples int) string {
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, fmt.Sprintf("%s %s", d.Func, sim.SignedDuration(d.NsPerOp)))
+	}
+	return strings.Join(parts, ", ") + fmt.Sprintf(" (profiled run, %d samples a side)", samples)
+}
+
+// shorten cuts s to at most n runes, with "…".
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

@@ -44,21 +44,32 @@ detectors of a debug kernel run (KASAN out-of-bounds, use-after-free and
 double free with their allocation and free stacks, kmemleak at teardown,
 BUG and WARN, DMA-API's "maps memory from stack", lockref underflow, an RCU
 section left open), and the two kernels' errnos, names, contents and
-directory blocks are compared byte for byte. Then each allocation site the
+directory blocks are compared byte for byte. The base oracle checks both
+machines after every step: the namespace against a reference model (names,
+inodes, types, sizes, link counts), link counts against names, the dentry
+tree's invariants and the live inode objects; where base itself fails it,
+the row is a model finding (a bug of the simulator). Then each allocation site the
 sequences reach is made to fail (the fault-injection model the reliability
 campaign uses). A variant's verdict lists only what differs from its base;
 what the base kernel does itself is listed once, under "kernel findings".
 Each finding has a kind (kasan-out-of-bounds, kasan-use-after-free,
 double-free, leak, bug, warning, dma-from-stack, data-mismatch,
-errno-mismatch, refcount), the kernel function, a detail line, and a
+errno-mismatch, refcount, invariant), the kernel function, a detail line, and a
 minimal reproducer: the shrunk sequence as a 'vfslab sh' script.
 
 The performance verdict is the seed workload's headline ratio with the
 production allocator and with slub_debug, and the events per operation that
 differ from the base's (--no-perf skips it).
 
+One root cause is one row (its kind, function and allocation stack), with
+the step of its reproducer at which it first appeared and how many runs of
+the review showed it.
+
 --json prints {"variants":[{"patch","variant","findings":[{"kind",
-"function","detail","reproducer"}],"perf":{...}}],"kernel_findings":[...]}.
+"function","detail","reproducer","stack","first_step","occurrences",
+"holder"}],"perf":{...}}],"kernel_findings":[...],"model_findings":[...]}:
+stack is the allocation stack (kernel functions, innermost first), holder
+a leak's function that took the reference and never dropped it.
 
 Exit status: 0 when the review ran, findings or not; 1 when it could not
 run; 2 for a usage error; 130 when interrupted.`,
@@ -121,7 +132,7 @@ func writeReview(w io.Writer, res *review.Result) {
 			if i > 0 {
 				name = ""
 			}
-			fmt.Fprintf(w, "%-*s  %s\n", width, name, f)
+			fmt.Fprintf(w, "%-*s  %s%s\n", width, name, f, findingNote(f))
 		}
 		if v.Perf != nil {
 			for _, r := range v.Perf.Rows {
@@ -158,7 +169,14 @@ func writeReview(w io.Writer, res *review.Result) {
 		fmt.Fprintln(w, "  none")
 	}
 	for _, f := range res.KernelFindings {
-		fmt.Fprintf(w, "  %s\n", f)
+		fmt.Fprintf(w, "  %s%s\n", f, findingNote(f))
+	}
+	if len(res.ModelFindings) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "model findings (the base kernel breaks an invariant of the oracle: a bug of the simulator):")
+		for _, f := range res.ModelFindings {
+			fmt.Fprintf(w, "  %s%s\n", f, findingNote(f))
+		}
 	}
 	for _, v := range res.Variants {
 		for _, f := range v.Findings {
@@ -168,6 +186,23 @@ func writeReview(w io.Writer, res *review.Result) {
 	for _, f := range res.KernelFindings {
 		fmt.Fprintf(w, "\n# reproducer: kernel: %s in %s\n%s", f.Kind, f.Function, f.Reproducer)
 	}
+	for _, f := range res.ModelFindings {
+		fmt.Fprintf(w, "\n# reproducer: model: %s in %s\n%s", f.Kind, f.Function, f.Reproducer)
+	}
+}
+
+// findingNote is what a row adds to the finding's one line: the step of
+// the reproducer it first appears at and, when more than one run showed
+// it, how many did.
+func findingNote(f review.Finding) string {
+	s := " [teardown"
+	if f.FirstStep > 0 {
+		s = fmt.Sprintf(" [step %d", f.FirstStep)
+	}
+	if f.Occurrences > 1 {
+		s += fmt.Sprintf(", %d runs", f.Occurrences)
+	}
+	return s + "]"
 }
 
 func sortedKeys(m map[string]float64) []string {

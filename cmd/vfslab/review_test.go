@@ -52,8 +52,19 @@ func TestReviewCLI(t *testing.T) {
 			t.Errorf("finding without %s: %v", k, f)
 		}
 	}
-	if _, ok := v["kernel_findings"].([]any); !ok {
-		t.Errorf("no kernel_findings list: %v", v["kernel_findings"])
+	if n, _ := f["occurrences"].(float64); n < 1 {
+		t.Errorf("finding without occurrences: %v", f)
+	}
+	if _, ok := f["first_step"].(float64); !ok {
+		t.Errorf("finding without first_step: %v", f)
+	}
+	if _, ok := f["stack"].([]any); !ok {
+		t.Errorf("finding without a stack list: %v", f)
+	}
+	for _, k := range []string{"kernel_findings", "model_findings"} {
+		if _, ok := v[k].([]any); !ok {
+			t.Errorf("no %s list: %v", k, v[k])
+		}
 	}
 	stdout, _, rc = cli(t, "", "review", "--patches", "f2fs-lookup-prealloc=v2", "--steps", "24", "--no-perf", "-q")
 	if rc != 0 || !strings.Contains(stdout, "f2fs-lookup-prealloc=v2  kasan-out-of-bounds in generic_ci_match") ||

@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,9 +21,10 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-const traceLong = `Runs one syscall on a small machine whose root filesystem is memfs (an
-in-memory filesystem that supports fscrypt the way ext4 does), ext4 or f2fs
-(--fs; their directories are byte-exact blocks), with an ftrace-style
+const traceLong = `Runs one syscall on a small machine whose root filesystem is ext4
+(the default), f2fs (--fs; their directories are byte-exact blocks) or
+memfs (an in-memory filesystem that is tmpfs: no fscrypt, so no encrypted
+directories and no fscrypt_file_open), with an ftrace-style
 function_graph tracer attached to the calling task, and prints the trace:
 the syscall entry, the path walk, the VFS and filesystem operations, the
 fscrypt hooks and entry points, and the Crypto API calls, nested as they
@@ -35,7 +36,7 @@ With --image FILE the root filesystem is that ext4 or f2fs image instead
 the syscall may change the copy but never the file, and none of the files
 below is made.
 
-The machine holds:
+The machine holds (the encrypted directories on ext4 and f2fs only):
   /tmp/hello       a file ("hello world\n")
   /tmp/dir/        a directory
   /tmp/link        a symlink to hello
@@ -164,11 +165,12 @@ func newTraceCmd() *cobra.Command {
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runTrace(cmd, f, args) },
+		RunE:              func(cmd *cobra.Command, args []string) error { return runTrace(cmd, f, args) },
+		ValidArgsFunction: completeTraceArgs,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.patches, "patches", "", "patch variants as id=variant,... (e.g. fscrypt-file-open=v2)")
-	choiceFlag(fs, &f.fsType, "fs", "memfs", vfs.FilesystemNames(), "root filesystem")
+	choiceFlag(fs, &f.fsType, "fs", teach.DefaultFS, vfs.FilesystemNames(), "root filesystem")
 	choiceFlag(fs, &f.format, "format", "text", []string{"text", "ftrace", "perfetto"},
 		"output: text (the call tree), ftrace (function_graph's CPU, DURATION and FUNCTION CALLS columns) or perfetto (Chrome Trace Event JSON for ui.perfetto.dev)")
 	choiceFlag(fs, &f.clock, "clock", "real", []string{"real", "model"},
@@ -244,13 +246,18 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	header := traceHeader(f, set)
 	if f.format == "text" {
+		// The header the ftrace format prints, as "# key: value"
+		// comments: what ran, so that a saved trace says so.
+		for _, h := range header {
+			fmt.Fprintf(stdout, "# %s\n", h)
+		}
 		stdout.Write(r.text(f.times, f.show))
 		return nil
 	}
 	x := &kernel.TraceExport{
-		Header: []string{"fs: " + f.fsType, "patches: " + orBase(set.Changed()), "cold: " + strconv.FormatBool(f.cold),
-			"key: " + strconv.FormatBool(!f.noKey), "clock: " + f.clock},
+		Header:   header,
 		Tasks:    append([]kernel.TraceTask{{Comm: r.comm, PID: r.pid, Tracer: r.tr}}, r.others...),
 		Result:   r.desc + " = " + r.result,
 		Counters: kernel.CountersOf(r.counted),
@@ -263,6 +270,14 @@ func runTrace(cmd *cobra.Command, f *traceFlags, args []string) error {
 		return usageError{"--format: " + err.Error()}
 	}
 	return kernel.WriteTrace(stdout, x, format)
+}
+
+// traceHeader names what a trace ran on: the filesystem, the patches
+// changed from their base, every patch's variant, the cache and key
+// state, and the clock.
+func traceHeader(f *traceFlags, set patch.Set) []string {
+	return []string{"fs: " + f.fsType, "patches: " + orBase(set.Changed()), "variants: " + set.String(),
+		"cold: " + strconv.FormatBool(f.cold), "key: " + strconv.FormatBool(!f.noKey), "clock: " + f.clock}
 }
 
 // traceResult is one traced syscall: its trace, what it returned, the
@@ -312,7 +327,7 @@ func traceOnce(f *traceFlags, set patch.Set, boot func(*kernel.Task, vfs.Config)
 	if f.cold {
 		// echo 3 > /proc/sys/vm/drop_caches: dentries and inodes, so
 		// key setup shows for existing encrypted files.
-		m.sys.DropCaches(m.t, 3)
+		m.sys.DropCachesAfterWriteback(m.t, 3)
 	}
 	call, err := m.prepare(args)
 	if err != nil {
@@ -394,12 +409,7 @@ var traceArity = map[string][2]int{
 func checkTraceArgs(args []string) error {
 	ar, ok := traceArity[args[0]]
 	if !ok {
-		names := make([]string, 0, len(traceArity))
-		for n := range traceArity {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return usagef("unknown syscall %q; want one of %s", args[0], strings.Join(names, ", "))
+		return usagef("unknown syscall %q; want one of %s", args[0], strings.Join(traceSyscalls(), ", "))
 	}
 	if n := len(args) - 1; n < ar[0] || n > ar[1] {
 		if ar[0] == ar[1] {
@@ -436,9 +446,14 @@ type traceMachine struct {
 // with --image that image as its maker left it (boot).
 func newTraceMachine(set patch.Set, f *traceFlags, boot func(*kernel.Task, vfs.Config) (*vfs.System, *vfs.Proc, error)) (*traceMachine, error) {
 	if f.image == "" {
-		fsName := f.fsType
-		tm, err := teach.NewMachine(teach.Config{FS: fsName, Patches: set, NoKey: f.noKey, Comm: "vfslab-trace", Loop: f.loop,
-			Features: vfs.Features{Casefold: fsName == "ext4" || fsName == "f2fs"}})
+		fst, err := vfs.GetFsType(f.fsType)
+		if err != nil {
+			return nil, fmt.Errorf("--fs %s: %w", f.fsType, err)
+		}
+		// /cisecret where the type's build has encrypted casefolded
+		// directories, as userspace learns it from /sys/fs/TYPE/features.
+		tm, err := teach.NewMachine(teach.Config{FS: f.fsType, Patches: set, NoKey: f.noKey, Comm: "vfslab-trace", Loop: f.loop,
+			Features: vfs.Features{Casefold: slices.Contains(fst.SysfsFeatures, "encrypted_casefold")}})
 		if err != nil {
 			return nil, err
 		}
