@@ -469,3 +469,42 @@ func (dir *Inode) String() string {
 	}
 	return s
 }
+
+// NfsGetInode is ext4_nfs_get_inode (fs/ext4/super.c): the inode ino of
+// vsb by number, with a new reference, for callers that hold a number and
+// no name (a file handle there; the model's debugfs `<INO>` here). An
+// inode number below the first non-reserved one (other than the root) or
+// above s_inodes_count is ESTALE, as is an inode with no links
+// (ext4_iget with EXT4_IGET_HANDLE). The caller drops the reference with
+// vfs.Iput.
+func NfsGetInode(t *kernel.Task, vsb *vfs.SuperBlock, ino uint64) (*vfs.Inode, error) {
+	sb := EXT4_SB(vsb)
+	if (ino < FirstIno && ino != RootIno) || ino > uint64(sb.InodesCount) {
+		return nil, errno.ESTALE
+	}
+	sb.mu.Lock()
+	inode := sb.inodes[uint32(ino)]
+	sb.mu.Unlock()
+	if inode == nil && sb.disk != nil {
+		sb.igetMu.Lock()
+		sb.mu.Lock()
+		inode = sb.inodes[uint32(ino)]
+		sb.mu.Unlock()
+		if inode == nil {
+			in, err := sb.igetDisk(t, uint32(ino))
+			sb.igetMu.Unlock()
+			if err == errStale {
+				return nil, errno.ESTALE
+			}
+			if err != nil {
+				return nil, err
+			}
+			return &in.Inode, nil // allocInode's reference
+		}
+		sb.igetMu.Unlock()
+	}
+	if inode == nil || !vfs.Igrab(&inode.Inode) {
+		return nil, errno.ESTALE
+	}
+	return &inode.Inode, nil
+}

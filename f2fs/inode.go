@@ -247,3 +247,40 @@ func LookupInode(t *kernel.Task, sbi *SuperBlock, ino uint32) *Inode {
 	vfs.Iput(t, &fi.Inode)
 	return fi
 }
+
+// NfsGetInode is f2fs_nfs_get_inode (fs/f2fs/super.c): the inode ino of
+// vsb by number, with a new reference, for callers that hold a number and
+// no name (a file handle there; the model's dump.f2fs -i here). A nid
+// outside the node area (f2fs_check_nid_range) and an inode that is not
+// there are ESTALE. The caller drops the reference with vfs.Iput.
+func NfsGetInode(t *kernel.Task, vsb *vfs.SuperBlock, ino uint64) (*vfs.Inode, error) {
+	sbi := F2FS_SB(vsb)
+	if ino > uint64(^uint32(0)) {
+		return nil, errno.ESTALE
+	}
+	fi, err := sbi.iget(t, uint32(ino))
+	if err != nil {
+		return nil, errno.ESTALE
+	}
+	return &fi.Inode, nil
+}
+
+// DiskName returns i_name, the name inode ino holds in its own node block
+// on vsb's image (what f2fs_init_inode_metadata copied there from the
+// dentry: the ciphertext for an encrypted name), as dump.f2fs prints it;
+// nil when the filesystem is not an image or the inode has no node. The
+// caller holds no lock of the filesystem.
+func DiskName(t *kernel.Task, vsb *vfs.SuperBlock, ino uint64) []byte {
+	sbi := F2FS_SB(vsb)
+	if sbi.img == nil || ino > uint64(^uint32(0)) {
+		return nil
+	}
+	sbi.imgMu.Lock()
+	defer sbi.imgMu.Unlock()
+	n, err := sbi.readNode(t, uint32(ino), nodeTypeInode)
+	if err != nil {
+		return nil
+	}
+	nl := min(int(n.u32(iNamelen)), NameLen)
+	return append([]byte(nil), n[iName:iName+nl]...)
+}

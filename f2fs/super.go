@@ -204,6 +204,7 @@ func fillSuper(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 		if sbi.img, err = sbi.loadImage(t); err != nil {
 			return err
 		}
+		vsb.SetUUID(sbi.img.raw.UUID) // f2fs_fill_super: sb->s_uuid from raw_super->uuid
 		if sbi.img.raw.HasFeature(FeatCasefold) && sbi.img.raw.Encoding != encUTF8_12_1 {
 			// f2fs_sb_read_encoding
 			sbi.err(t, "Encoding requested by superblock is unknown")

@@ -169,20 +169,28 @@ func GetPolicy(t *kernel.Task, inode Inode) (Policy, error) {
 	return ctx.Policy, nil
 }
 
-// setEncryptionPolicy is fs/crypto/policy.c set_encryption_policy.
+// The pr_warn_once sites of set_encryption_policy.
+var (
+	warnV1Policy    = kernel.NewOnceSite()
+	warnIVInoLblk32 = kernel.NewOnceSite()
+)
+
+// setEncryptionPolicy is fs/crypto/policy.c set_encryption_policy. Its
+// warnings, of a deprecated v1 policy and of an IV_INO_LBLK_32 one, are
+// pr_warn_once: once per boot.
 func setEncryptionPolicy(t *kernel.Task, cred *kernel.Cred, inode Inode, p *Policy) error {
 	if !SupportedPolicy(t, p, inode) {
 		return errno.EINVAL
 	}
 	switch p.Version {
 	case PolicyV1:
-		t.Printk("%s (pid %d) is setting deprecated v1 encryption policy; recommend upgrading to v2.", t.Comm, t.PID)
+		t.PrintkOnce(warnV1Policy, "%s (pid %d) is setting deprecated v1 encryption policy; recommend upgrading to v2.", t.Comm, t.PID)
 	case PolicyV2:
 		if err := verifyKeyAdded(t, cred, inode.SuperBlock(), p.Identifier); err != nil {
 			return err
 		}
 		if p.Flags&PolicyFlagIVInoLblk32 != 0 {
-			t.Printk("%s (pid %d) is setting an IV_INO_LBLK_32 encryption policy.  This should only be used if there are certain hardware limitations.", t.Comm, t.PID)
+			t.PrintkOnce(warnIVInoLblk32, "%s (pid %d) is setting an IV_INO_LBLK_32 encryption policy.  This should only be used if there are certain hardware limitations.", t.Comm, t.PID)
 		}
 	}
 	ctx := Context{Policy: *p}

@@ -58,3 +58,22 @@ func (k *Kernel) RandomStream(name string) *rand.ChaCha8 {
 	}
 	return rand.NewChaCha8(key)
 }
+
+// OnceSite is one printk_once or pr_warn_once call site: the kernel's
+// static "__print_once" flag, of which the model keeps one per machine,
+// so that a line is logged once per boot.
+type OnceSite struct{ s Static }
+
+// NewOnceSite returns a new call site; a package declares each once, at
+// init.
+func NewOnceSite() *OnceSite { return &OnceSite{s: NewStatic()} }
+
+// PrintkOnce is printk_once: Printk the first time site logs on the
+// machine, nothing after.
+func (t *Task) PrintkOnce(site *OnceSite, format string, args ...any) {
+	done := t.K.StaticOf(site.s, func() any { return new(atomic.Bool) }).(*atomic.Bool)
+	if done.Swap(true) {
+		return
+	}
+	t.Printk(format, args...)
+}

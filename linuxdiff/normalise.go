@@ -62,7 +62,7 @@ var Normalisers = []Normaliser{
 	{
 		Name: "once-per-boot",
 		Why: "fscrypt logs \"MODE using implementation DRIVER\" once per mode per boot (fscrypt_prepare_key) and " +
-			"\"is setting deprecated v1 encryption policy\" once per boot (pr_warn_once): whether a script's dmesg has " +
+			"\"is setting deprecated v1 encryption policy\" and \"is setting an IV_INO_LBLK_32 encryption policy\" once per boot (pr_warn_once): whether a script's dmesg has " +
 			"them depends on the scripts before it in the boot, and the driver on the CPU",
 		Apply: dropLines(oncePerBootRE),
 	},
@@ -95,7 +95,7 @@ var (
 	uuidRE         = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
 	// keyctl show: "  12345678 --alswrv      0     0  keyring: _ses".
 	keySerialRE      = regexp.MustCompile(`^ *[0-9]+( [-a-z]{8} +-?[0-9]+ +-?[0-9]+ )`)
-	oncePerBootRE    = regexp.MustCompile(`^fscrypt: .* using implementation ".*"$|^\S+ \(pid \S+\) is setting deprecated v1 encryption policy; recommend upgrading to v2\.$`)
+	oncePerBootRE    = regexp.MustCompile(`^fscrypt: .* using implementation ".*"$|^\S+ \(pid \S+\) is setting deprecated v1 encryption policy; recommend upgrading to v2\.$|^\S+ \(pid \S+\) is setting an IV_INO_LBLK_32 encryption policy\.  This should only be used if there are certain hardware limitations\.$`)
 	emulationNoiseRE = regexp.MustCompile(`^hrtimer: interrupt took \d+ ns$|^clocksource: |^tsc: Marking TSC unstable|^TSC found unstable after boot|^sched_clock: Marking unstable`)
 	cpVersionRE      = regexp.MustCompile(`checkpoint version = [0-9a-f]+$`)
 	busyInoRE        = regexp.MustCompile(`(inode\(s\) still busy after removing key with identifier [0-9a-f]+, including ino )\d+$`)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vfslab/vfslab/dcache"
+	"github.com/vfslab/vfslab/errno"
 	"github.com/vfslab/vfslab/ext4"
 	"github.com/vfslab/vfslab/f2fs"
 	"github.com/vfslab/vfslab/kernel"
@@ -76,6 +77,41 @@ func (c *cmd) withInode(p string, fn func(t *kernel.Task, inode *vfs.Inode) erro
 }
 
 var errNoInode = simpleErr("no inode")
+
+// withInodeNumber runs fn, as withInode does, on inode ino of the
+// filesystem mounted at dir, found by its number as the real tools read
+// it from the inode table (ext4.NfsGetInode, f2fs.NfsGetInode), not by a
+// name: a file whose name a lookup without the key cannot reach (a v1
+// policy's, once the key is gone) is still there. ESTALE when there is no
+// such inode.
+func (c *cmd) withInodeNumber(dir string, ino uint64, fn func(t *kernel.Task, inode *vfs.Inode) error) error {
+	_, err := c.sys(fmt.Sprintf("iget(%q, %d)", dir, ino), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
+		d, err := c.m.procFor(toolIdent).LookupDentry(t, dir, false)
+		if err != nil {
+			return 0, err
+		}
+		defer dcache.Dput(t, d)
+		if d.Inode() == nil {
+			return 0, errNoInode
+		}
+		sb := d.Inode().SB()
+		var inode *vfs.Inode
+		switch sb.Type {
+		case ext4.Type:
+			inode, err = ext4.NfsGetInode(t, sb, ino)
+		case f2fs.Type:
+			inode, err = f2fs.NfsGetInode(t, sb, ino)
+		default:
+			return 0, errNoInode
+		}
+		if err != nil {
+			return 0, err
+		}
+		defer vfs.Iput(t, inode)
+		return 0, fn(t, inode)
+	})
+	return err
+}
 
 // rawContext reads an inode's fscrypt context as the filesystem stores it
 // (the "c" xattr of index 9).
@@ -205,20 +241,26 @@ func (c *cmd) debugfsRequest(dir string, f []string) {
 			fmt.Fprintf(c.errw, "%s: Usage: ea_get [-f outfile]|[-xVC] [-r] <file> <attr>\n", f[0])
 			return
 		}
-		p, ok := target(args[0])
-		if !ok {
-			return
-		}
 		if args[1] != "c" {
 			fmt.Fprintf(c.errw, "ea_get: the model's debugfs reads only the encryption context \"c\"\n")
 			return
 		}
 		var ctx []byte
-		err := c.withInode(p, func(t *kernel.Task, inode *vfs.Inode) error {
+		getCtx := func(t *kernel.Task, inode *vfs.Inode) error {
 			var err error
 			ctx, err = rawContext(t, inode)
 			return err
-		})
+		}
+		var err error
+		if ino, ok := parseInodeSpec(args[0]); ok && strings.HasPrefix(args[0], "<") {
+			// An inode that is not in use has no xattrs: debugfs reads
+			// its zeroed table slot and finds no key.
+			if err = c.withInodeNumber(dir, ino, getCtx); err == errno.ESTALE {
+				err = errNoAttr
+			}
+		} else {
+			err = c.withInode(path.Join(dir, args[0]), getCtx)
+		}
 		if err != nil {
 			fmt.Fprintf(c.errw, "ea_get: %v while getting extended attribute\n", err)
 			return
@@ -364,36 +406,25 @@ func cmdDumpF2fs(c *cmd) int {
 		return 1
 	}
 	ok := c.onDevice(dev, "f2fs", func(dir string) error {
-		p, parent := c.inodeAt(dir, ino)
-		if p == "" {
+		var mode uint32
+		var size int64
+		var ctx, name []byte
+		err := c.withInodeNumber(dir, ino, func(t *kernel.Task, inode *vfs.Inode) error {
+			mode, size = inode.Mode(), inode.Size()
+			ctx, _ = rawContext(t, inode)
+			name = f2fs.DiskName(t, inode.SB(), ino)
+			return nil
+		})
+		if err != nil {
 			fmt.Fprintf(c.out, "Invalid inode: %d\n", ino)
 			return nil
 		}
-		var name []byte
-		c.withInode(parent, func(t *kernel.Task, pi *vfs.Inode) error {
-			if !pi.IsDir() || pi.SB().Type != f2fs.Type {
-				return nil
-			}
-			pi.Rwsem.RLock()
-			layout := f2fs.WalkDirents(nil, f2fs.F2FS_I(pi))
-			pi.Rwsem.RUnlock()
-			for _, a := range layout.Areas {
-				for _, de := range a.Dirents {
-					if uint64(de.Entry.Ino) == ino && de.Name != nil {
-						name = append([]byte(nil), de.Name...)
-					}
-				}
-			}
-			return nil
-		})
-		var mode uint32
-		var size int64
-		var ctx []byte
-		c.withInode(p, func(t *kernel.Task, inode *vfs.Inode) error {
-			mode, size = inode.Mode(), inode.Size()
-			ctx, _ = rawContext(t, inode)
-			return nil
-		})
+		if name == nil {
+			// Not written to the image yet (a mounted filesystem
+			// before its checkpoint): the name in the parent's
+			// dentry is the one i_name will hold.
+			name = c.f2fsDentryName(dir, ino)
+		}
 		fmt.Fprintf(c.out, "Info: Dump inode %d\n", ino)
 		fmt.Fprintf(c.out, "i_mode                        \t\t[0x%8x : %d]\n", mode, mode)
 		fmt.Fprintf(c.out, "i_size                        \t\t[0x%8x : %d]\n", size, size)
@@ -415,6 +446,33 @@ func cmdDumpF2fs(c *cmd) int {
 		return 1
 	}
 	return 0
+}
+
+// f2fsDentryName is the on-disk name of the dentry that names inode ino
+// under the mount at dir (nil when no name reaches it).
+func (c *cmd) f2fsDentryName(dir string, ino uint64) []byte {
+	_, parent := c.inodeAt(dir, ino)
+	if parent == "" {
+		return nil
+	}
+	var name []byte
+	c.withInode(parent, func(t *kernel.Task, pi *vfs.Inode) error {
+		if !pi.IsDir() || pi.SB().Type != f2fs.Type {
+			return nil
+		}
+		pi.Rwsem.RLock()
+		layout := f2fs.WalkDirents(nil, f2fs.F2FS_I(pi))
+		pi.Rwsem.RUnlock()
+		for _, a := range layout.Areas {
+			for _, de := range a.Dirents {
+				if uint64(de.Entry.Ino) == ino && de.Name != nil {
+					name = append([]byte(nil), de.Name...)
+				}
+			}
+		}
+		return nil
+	})
+	return name
 }
 
 func init() {

@@ -280,6 +280,62 @@ func TestCiphertextOnDisk(t *testing.T) {
 	}
 }
 
+// ciphertextByNumberScript checks the two things xfstests' ciphertext
+// tests need beyond ciphertextScript: an IV_INO_LBLK_64 file's contents,
+// whose key is derived with the filesystem's UUID (the image's s_uuid,
+// which the mount must copy to the superblock), and the nonce of a file
+// in a v1 directory read by inode number once the unmount has dropped
+// the key, when no name lookup can reach it (debugfs ea_get <INO>,
+// dump.f2fs -i).
+const ciphertextByNumberScript = `
+_scratch_mkfs_stable_inodes_encrypted >/dev/null 2>&1
+_scratch_mount
+key=$(_add_enckey $SCRATCH_MNT "$TEST_RAW_KEY" | awk '{print $NF}')
+mkdir $SCRATCH_MNT/d
+_set_encpolicy $SCRATCH_MNT/d $key -v 2 -f 8
+head -c 8192 /dev/urandom > /tmp/plain
+cp /tmp/plain $SCRATCH_MNT/d/file
+ino=$(stat -c %i $SCRATCH_MNT/d/file)
+blocks=$(_get_ciphertext_block_list $SCRATCH_MNT/d/file)
+desc=$(_generate_key_descriptor)
+_init_session_keyring
+_add_session_encryption_key $desc "$TEST_RAW_KEY"
+mkdir $SCRATCH_MNT/v1
+_set_encpolicy $SCRATCH_MNT/v1 $desc
+echo x > $SCRATCH_MNT/v1/file
+v1ino=$(stat -c %i $SCRATCH_MNT/v1/file)
+_scratch_unmount
+_unlink_session_encryption_key $desc
+uuid=$(blkid -s UUID -o value $SCRATCH_DEV | tr -d -)
+_dump_ciphertext_blocks $SCRATCH_DEV $blocks > /tmp/actual
+/src/fscrypt-crypt-util AES-256-XTS KEYHEX --mode-num=1 --kdf=HKDF-SHA512 --data-unit-size=4096 \
+	--iv-ino-lblk-64 --fs-uuid=$uuid --inode-number=$ino < /tmp/plain > /tmp/expected
+cmp /tmp/expected /tmp/actual && echo lblk64 contents match
+n=$(_get_encryption_nonce $SCRATCH_DEV $v1ino)
+echo "v1 nonce: ${#n} hex digits"
+n=$(_get_encryption_nonce $SCRATCH_DEV 99999)
+echo "no inode: ${#n} hex digits"
+`
+
+// TestCiphertextByNumber runs ciphertextByNumberScript on ext4 and f2fs.
+func TestCiphertextByNumber(t *testing.T) {
+	for _, fs := range []string{"ext4", "f2fs"} {
+		t.Run(fs, func(t *testing.T) {
+			m, err := NewMachine(patch.Set{}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.close()
+			s := &Shell{m: m, fstyp: fs, xfs: &xfsState{here: "/"}}
+			var out bytes.Buffer
+			st := s.run(strings.NewReader(strings.ReplaceAll(ciphertextByNumberScript, "KEYHEX", testKeyHex)), "t", strings.NewReader(""), &out, &out, nil)
+			if want := "lblk64 contents match\nv1 nonce: 32 hex digits\nno inode: 0 hex digits\n"; st != 0 || out.String() != want {
+				t.Errorf("status %d:\n%s", st, out.String())
+			}
+		})
+	}
+}
+
 // TestToolsOfTheMachine: xz round trips and is a real .xz stream (magic),
 // tr -C complements, head ends an endless input, mktemp, stat -f, blkid's
 // value output, e2fsck's statuses, fiemap's lines, /proc/filesystems and

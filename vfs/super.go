@@ -135,6 +135,13 @@ func (sb *SuperBlock) ID() string { return sb.id }
 // UUID is s_uuid (fscrypt.SuperBlock).
 func (sb *SuperBlock) UUID() [16]byte { return sb.uuid }
 
+// SetUUID sets s_uuid, as a filesystem's fill_super copies its on-disk
+// UUID there (ext4_fill_super's uuid_copy from es->s_uuid, f2fs_fill_super's
+// from raw_super->uuid): fscrypt hashes it into IV_INO_LBLK_64/32 keys, so
+// an image's files must see the image's UUID. Called before the
+// superblock is visible to anything else.
+func (sb *SuperBlock) SetUUID(u [16]byte) { sb.uuid = u }
+
 // Cop is s_cop, the filesystem's fscrypt_operations (fscrypt.SuperBlock).
 func (sb *SuperBlock) Cop() fscrypt.Operations { return sb.cop }
 
