@@ -69,6 +69,9 @@ type diskFS struct {
 	// mountState is s_mount_state: s_state when mounted read-write,
 	// written back at umount.
 	mountState uint16
+	// resvClusters is s_resv_clusters (calculateResvClusters), set at
+	// mount: Alloc leaves that many blocks free.
+	resvClusters uint64
 }
 
 // bread is sb_bread of filesystem block blk as a slice of the device's
@@ -191,7 +194,12 @@ func (d *diskFS) initBlockBitmap(g uint32, bm []byte) {
 func (d *diskFS) Alloc() (uint32, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.readOnly || d.es.FreeBlocksCount() == 0 {
+	// ext4_has_free_clusters: an allocation must leave s_resv_clusters
+	// free. Deviation: root's reserved blocks (s_r_blocks_count) are
+	// not withheld from other users, since the allocator does not know
+	// the caller's credentials; every allocation may use them, as
+	// root's may.
+	if d.readOnly || d.es.FreeBlocksCount() <= d.resvClusters {
 		return 0, false
 	}
 	if a, ok := d.allocLocked(true); ok || d.jw == nil || len(d.jw.pending) == 0 {
@@ -644,6 +652,8 @@ func fillSuperImage(t *kernel.Task, vsb *vfs.SuperBlock, data string) error {
 	sb := &SuperBlock{Dev: dev, vsb: vsb, inodes: map[uint32]*Inode{}, nextIno: es.FirstIno(), disk: d}
 	sb.Name = id
 	sb.UUID = es.UUID()
+	vsb.SetUUID(sb.UUID)
+	d.resvClusters = calculateResvClusters(es)
 	sb.CsumSeed = d.seed
 	sb.MetadataCsum = d.csum
 	sb.DirIndex = es.Compat()&CompatDirIndex != 0

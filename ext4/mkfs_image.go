@@ -133,7 +133,16 @@ func mkfsImage(dev *Device, o Options) error {
 	if dev.ReadOnly() {
 		return fmt.Errorf("mkfs.ext4: Read-only file system while setting up superblock")
 	}
-	geo, err := mkfsPlan(dev.Size(), o)
+	size := dev.Size()
+	if o.FsSize > 0 {
+		// PRS: an fs-size over the device's is refused without -F and
+		// then fails writing past the end; the model refuses it.
+		if o.FsSize > size {
+			return fmt.Errorf("mkfs.ext4: Filesystem larger than apparent device size (%d > %d bytes)", o.FsSize, size)
+		}
+		size = o.FsSize
+	}
+	geo, err := mkfsPlan(size, o)
 	if err != nil {
 		return err
 	}
@@ -195,6 +204,7 @@ func mkfsImage(dev *Device, o Options) error {
 		uuid[8] = uuid[8]&0x3F | 0x80
 	}
 	copy(es[sUUID:], uuid[:])
+	copy(es[sVolumeName:sVolumeName+16], o.Label)
 	copy(es[sHashSeed:], o.HashSeed[:])
 	switch o.Hash {
 	case "legacy":

@@ -54,6 +54,7 @@ const (
 	sFeatureIncompat    = 0x60
 	sFeatureRoCompat    = 0x64
 	sUUID               = 0x68
+	sVolumeName         = 0x78 // s_volume_name[16]
 	sReservedGdtBlocks  = 0xCE
 	sJournalInum        = 0xE0
 	sHashSeed           = 0xEC

@@ -73,6 +73,12 @@ func (o Options) MkfsArgs() []string {
 		u := hex.EncodeToString(o.UUID[:])
 		args = append(args, "-U", u[0:8]+"-"+u[8:12]+"-"+u[12:16]+"-"+u[16:20]+"-"+u[20:])
 	}
+	if o.Label != "" {
+		args = append(args, "-L", o.Label)
+	}
+	if o.FsSize != 0 {
+		args = append(args, strconv.FormatInt(o.FsSize>>10, 10)+"k")
+	}
 	return args
 }
 
@@ -91,9 +97,17 @@ func (o Options) MkfsArgs() []string {
 func ParseMkfsArgs(args []string) (Options, error) {
 	var o Options
 	o.NoEncrypt = true
+	var sizeArg string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if (a == "-O" || a == "-E" || a == "-N" || a == "-b" || a == "-U") && i+1 >= len(args) {
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			if sizeArg != "" {
+				return o, fmt.Errorf("mkfs.ext4: invalid blocks '%s' on device", a)
+			}
+			sizeArg = a
+			continue
+		}
+		if (a == "-O" || a == "-E" || a == "-N" || a == "-b" || a == "-U" || a == "-L" || a == "-I" || a == "-t") && i+1 >= len(args) {
 			return o, fmt.Errorf("mkfs.ext4: option requires an argument -- '%s'", a[1:])
 		}
 		switch a {
@@ -177,11 +191,77 @@ func ParseMkfsArgs(args []string) (Options, error) {
 				return o, fmt.Errorf("mkfs.ext4: could not parse UUID: %s", args[i])
 			}
 			copy(o.UUID[:], b)
+		case "-t":
+			// mke2fs -t: the filesystem type; the model makes ext4.
+			i++
+			if args[i] != "ext4" {
+				return o, fmt.Errorf("mkfs.ext4: the model makes only ext4, not %s", args[i])
+			}
+		case "-L":
+			// mke2fs truncates a label to the 16 bytes of s_volume_name
+			// with a warning; the model refuses it instead of writing
+			// a warning nobody asked for.
+			i++
+			if len(args[i]) > 16 {
+				return o, fmt.Errorf("mkfs.ext4: volume label too long: %s (16 bytes at most)", args[i])
+			}
+			o.Label = args[i]
+		case "-I":
+			// The model's inode tables hold 256-byte inodes (mke2fs's
+			// default inode_size); other sizes are refused rather than
+			// written wrong.
+			i++
+			n, err := strconv.Atoi(args[i])
+			if err != nil || n < GoodOldInodeSize || n&(n-1) != 0 {
+				return o, fmt.Errorf("mkfs.ext4: invalid inode size - %s", args[i])
+			}
+			if n != 256 {
+				return o, fmt.Errorf("mkfs.ext4: the model makes only 256-byte inodes, not %d", n)
+			}
 		default:
 			return o, fmt.Errorf("mkfs.ext4: invalid option -- '%s'", strings.TrimPrefix(a, "-"))
 		}
 	}
+	if sizeArg != "" {
+		n, ok := parseNumBlocks(sizeArg, o.BlockSize)
+		if !ok {
+			return o, fmt.Errorf("mkfs.ext4: invalid blocks '%s' on device", sizeArg)
+		}
+		o.FsSize = n
+	}
 	return o, nil
+}
+
+// parseNumBlocks is mke2fs's reading of its fs-size operand
+// (lib/e2p/parse_num.c e2p_parse_num_blocks2, and PRS's scaling): a number
+// with a K, M, G or T suffix is that many bytes' worth (binary units), s
+// is 512-byte sectors, and a bare number counts blocks of the -b size, or
+// KiB when -b is not given. It returns bytes.
+func parseNumBlocks(arg string, blockSize int) (int64, bool) {
+	num := arg
+	unit := int64(1024)
+	if blockSize != 0 {
+		unit = int64(blockSize)
+	}
+	if k := len(arg) - 1; k > 0 {
+		switch arg[k] {
+		case 'T', 't':
+			unit, num = 1<<40, arg[:k]
+		case 'G', 'g':
+			unit, num = 1<<30, arg[:k]
+		case 'M', 'm':
+			unit, num = 1<<20, arg[:k]
+		case 'K', 'k':
+			unit, num = 1<<10, arg[:k]
+		case 's':
+			unit, num = 512, arg[:k]
+		}
+	}
+	n, err := strconv.ParseUint(num, 10, 63)
+	if err != nil || n == 0 || n > uint64(1<<62)/uint64(unit) {
+		return 0, false
+	}
+	return int64(n) * unit, true
 }
 
 // mkfs is Type.Mkfs: mkfs.ext4 with args on dev. The options are checked

@@ -72,6 +72,11 @@ type Options struct {
 	// (a real image) uses them.
 	BlockSize int
 	UUID      [16]byte
+	// FsSize is mke2fs's fs-size operand in bytes (0: the whole device):
+	// the filesystem takes only that much of a larger device. Label is
+	// -L, written to s_volume_name.
+	FsSize int64
+	Label  string
 }
 
 // String renders the options as mke2fs features and settings.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/vfslab/vfslab/errno"
@@ -39,6 +40,9 @@ type imageMkfsConfig struct {
 	feature       uint32
 	encodingFlags uint16
 	uuid          *[16]byte
+	// sectors is the operand after the device, mkfs.f2fs's
+	// wanted_total_sectors (512-byte sectors; 0: the whole device).
+	sectors uint64
 }
 
 // parseImageMkfsArgs reads mkfs.f2fs's arguments for a real layout: -O
@@ -52,6 +56,13 @@ func parseImageMkfsArgs(args []string) (imageMkfsConfig, error) {
 		"inode_checksum": FeatInodeChksum, "sb_checksum": FeatSbChksum, "inode_crtime": FeatInodeCrtime}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if !strings.HasPrefix(a, "-") && c.sectors == 0 {
+			// f2fs_parse_options: atoll of the operand; a count that
+			// is not a number reads as 0, the whole device.
+			n, _ := strconv.ParseUint(a, 10, 64)
+			c.sectors = n
+			continue
+		}
 		switch a {
 		case "-q", "-f":
 			continue
@@ -298,7 +309,13 @@ func mkfsImage(t *kernel.Task, dev *vfs.BlockDevice, args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := prepareImageLayout(uint64(dev.Size())/512, c)
+	sectors := uint64(dev.Size()) / 512
+	// f2fs_get_device_info: a wanted size under the device's is the
+	// volume's size; a larger one is ignored.
+	if c.sectors != 0 && c.sectors < sectors {
+		sectors = c.sectors
+	}
+	l, err := prepareImageLayout(sectors, c)
 	if err != nil {
 		return err
 	}
@@ -314,7 +331,7 @@ func mkfsImage(t *kernel.Task, dev *vfs.BlockDevice, args []string) error {
 	// The device discarded (f2fs_trim_devices, whose discard zeroes):
 	// every block reads as zeroes and, on the sparse device, holds no
 	// memory.
-	if err := dev.Discard(0, int64(dev.Blocks())*BlockSize); err != nil {
+	if err := dev.Discard(0, int64(sectors*512)/BlockSize*BlockSize); err != nil {
 		return err
 	}
 	const bps = 512

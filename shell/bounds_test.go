@@ -138,7 +138,9 @@ func TestForkLimit(t *testing.T) {
 	maxTasks.Store(256)
 	defer maxTasks.Store(old)
 	got, st := runBounded(t, "-c", `f(){ f & f & wait; }; f; echo ended`)
-	if st != 0 || !strings.HasSuffix(got, "ended\n") || !strings.Contains(got, "sh: fork: Resource temporarily unavailable\n") {
+	// "ended" need not be last: a refused fork's message from a
+	// subshell can reach the shared output after it on a loaded host.
+	if st != 0 || !strings.Contains(got, "ended\n") || !strings.Contains(got, "sh: fork: Resource temporarily unavailable\n") {
 		t.Fatalf("status %d, output's end %q", st, got[max(0, len(got)-200):])
 	}
 }

@@ -556,19 +556,22 @@ func (x *xfsIo) enckeyStatus(spec string) {
 
 // ioReport is xfs_io's summary line; the model's clock does not move, so
 // the time and rates are zero.
-func ioReport(w io.Writer, verb string, n, off int64, ops int) {
-	fmt.Fprintf(w, "%s %d/%d bytes at offset %d\n", verb, n, n, off)
-	fmt.Fprintf(w, "%s, %d ops; 0.0000 sec (0 bytes/sec and 0.0000 ops/sec)\n", humanBytes(n), ops)
+// ioReport is xfs_io's report of a pread or pwrite (io/pread.c,
+// io/pwrite.c): the bytes done of those asked for, and the size in
+// cvtstr's units (KiB, MiB, ... with printf's %.f rounding).
+func ioReport(w io.Writer, verb string, done, want, off int64, ops int) {
+	fmt.Fprintf(w, "%s %d/%d bytes at offset %d\n", verb, done, want, off)
+	fmt.Fprintf(w, "%s, %d ops; 0.0000 sec (0 bytes/sec and 0.0000 ops/sec)\n", humanBytes(done), ops)
 }
 
+// humanBytes is xfsprogs' cvtstr for a whole number of bytes: the largest
+// unit it reaches, rounded to a whole number ("55 MiB" for 57311232).
 func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
+	units := []string{"EiB", "PiB", "TiB", "GiB", "MiB", "KiB"}
+	for i, u := range units {
+		if shift := uint(60 - 10*i); n >= 1<<shift {
+			return fmt.Sprintf("%.f %s", float64(n)/float64(int64(1)<<shift), u)
+		}
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
@@ -641,10 +644,18 @@ func (x *xfsIo) pwrite(args []string) {
 			x.exitcode = 1
 			return
 		}
+		if w == 0 {
+			break
+		}
 		done += w
 		ops++
+		// write_buffer: a short write ends the command, with no error
+		// (the next write would be the one to fail).
+		if w < int64(len(chunk)) {
+			break
+		}
 	}
-	ioReport(c.out, "wrote", done, off, ops)
+	ioReport(c.out, "wrote", done, n, off, ops)
 }
 
 func (x *xfsIo) pread(args []string) {
@@ -678,7 +689,7 @@ func (x *xfsIo) pread(args []string) {
 		done += r
 		ops++
 	}
-	ioReport(c.out, "read", done, off, ops)
+	ioReport(c.out, "read", done, n, off, ops)
 }
 
 // dumpBuffer is xfs_io's dump_buffer: b, read at offset off, as rows of

@@ -9,49 +9,85 @@ import (
 	"github.com/vfslab/vfslab/vfs"
 )
 
-// cmdMkfs is mkfs.ext4 and mkfs.f2fs (and mkfs -t TYPE): the type's Mkfs
-// formats the scratch device with the real tools' options.
+// mkfsArgOpts are the options that take an argument, by tool, as their
+// getopt strings have them (e2fsprogs 1.47 misc/mke2fs.c PRS, f2fs-tools
+// 1.15 mkfs/f2fs_format_main.c f2fs_parse_options): the word after one is
+// its value, not the device.
+var mkfsArgOpts = map[string]string{
+	"ext4": "bdegilmorstCEGIJLMNORTUz",
+	"f2fs": "acCdeEgloOtTRsSzUwZ",
+}
+
+// cmdMkfs is mkfs.ext4 and mkfs.f2fs (and mkfs [-t TYPE]): the
+// command line read as the tool's getopt reads it, every option passed to
+// the type's Mkfs (which parses them as mke2fs or mkfs.f2fs does and
+// refuses what it does not model), then the device and the optional size
+// operand (mke2fs's fs-size, mkfs.f2fs's sector count), which Mkfs gets
+// last.
 func cmdMkfs(c *cmd) int {
 	fstype := strings.TrimPrefix(c.name, "mkfs.")
-	var args []string
-	var dev string
+	if c.name == "mkfs" {
+		fstype = ""
+	}
+	var args, operands []string
 	force := false // mkfs.f2fs -f: overwrite an existing filesystem
-	blockSize := ""
 	for i := 0; i < len(c.args); i++ {
 		a := c.args[i]
-		switch {
-		case c.name == "mkfs" && a == "-t" && i+1 < len(c.args):
+		if a == "--" {
+			operands = append(operands, c.args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			operands = append(operands, a)
+			continue
+		}
+		if c.name == "mkfs" && fstype == "" && a == "-t" && i+1 < len(c.args) {
+			// mkfs(8)'s own -t; the rest goes to mkfs.TYPE.
 			fstype = c.args[i+1]
 			i++
-		case a == "-f":
-			force = true
-		case a == "-q" || a == "-F" || a == "-v":
-		case a == "-O" || a == "-E" || a == "-N" || a == "-C" || a == "-b" || a == "-L" || a == "-I" || a == "-l":
-			if i+1 >= len(c.args) {
-				fmt.Fprintf(c.errw, "%s: option requires an argument -- '%s'\n", c.name, a[1:])
-				return 1
+			continue
+		}
+		if fstype == "" {
+			fstype = "ext4"
+		}
+		// One word of clustered flags, each with its value where the
+		// tool's getopt says it takes one (-Fq, -b4096).
+		for j := 1; j < len(a); j++ {
+			ch := a[j]
+			if strings.IndexByte(mkfsArgOpts[fstype], ch) >= 0 {
+				v := a[j+1:]
+				if v == "" {
+					if i+1 >= len(c.args) {
+						fmt.Fprintf(c.errw, "%s: option requires an argument -- '%c'\n", c.name, ch)
+						return 1
+					}
+					i++
+					v = c.args[i]
+				}
+				args = append(args, "-"+string(ch), v)
+				break
 			}
-			// -b is mke2fs's block size (mkfs.f2fs has none); the
-			// labels and the inode size are not modelled.
-			switch a {
-			case "-b":
-				blockSize = c.args[i+1]
-			case "-L", "-I", "-l":
+			switch {
+			case ch == 'f' && fstype == "f2fs":
+				force = true
+			case ch == 'q' || ch == 'F' || ch == 'v':
+				// Quiet, force and verbose change nothing here.
 			default:
-				args = append(args, a, c.args[i+1])
+				args = append(args, "-"+string(ch))
 			}
-			i++
-		case strings.HasPrefix(a, "-"):
-			args = append(args, a)
-		case dev == "":
-			dev = a
 		}
 	}
+	var dev string
+	if len(operands) > 0 {
+		dev = operands[0]
+	}
+	if len(operands) > 2 {
+		fmt.Fprintf(c.errw, "%s: too many arguments: %s\n", c.name, strings.Join(operands[2:], " "))
+		return 1
+	}
+	args = append(args, operands[min(len(operands), 1):]...)
 	if fstype == "mkfs" || fstype == "" {
 		fstype = "ext4"
-	}
-	if blockSize != "" && fstype == "ext4" {
-		args = append(args, "-b", blockSize)
 	}
 	if dev == "" {
 		fmt.Fprintf(c.errw, "Usage: mkfs.%s [-O feature[,...]] [-E extended-option[,...]] device [fs-size]\n", fstype)

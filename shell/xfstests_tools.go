@@ -220,6 +220,11 @@ func (m *Machine) blkidTags(d *device) [][2]string {
 	var b [16]byte
 	switch typ {
 	case "ext4":
+		if n, _ := d.bdev.ReadAt(b[:], 1024+0x78); n == 16 && b[0] != 0 {
+			// s_volume_name, NUL-padded (mke2fs -L).
+			label, _, _ := strings.Cut(string(b[:]), "\x00")
+			tags = append(tags, [2]string{"LABEL", label})
+		}
 		if n, _ := d.bdev.ReadAt(b[:], 1024+0x68); n == 16 {
 			uuid = b
 		}
