@@ -74,6 +74,17 @@ type diskFS struct {
 	resvClusters uint64
 }
 
+// gdtBlocks is the number of group descriptor blocks (ext4_bg_num_gdb
+// of a group with a backup, without meta_bg): every group's descriptor.
+func (d *diskFS) gdtBlocks() uint64 {
+	return (uint64(d.groups)*uint64(d.descSize) + uint64(d.bs) - 1) / uint64(d.bs)
+}
+
+// itableBlocks is s_itb_per_group: the blocks of one group's inode table.
+func (d *diskFS) itableBlocks() uint64 {
+	return (uint64(d.ipg)*uint64(d.inodeSize) + uint64(d.bs) - 1) / uint64(d.bs)
+}
+
 // bread is sb_bread of filesystem block blk as a slice of the device's
 // memory (a buffer head always up to date); nil past the filesystem.
 func (d *diskFS) bread(blk uint64) []byte {
@@ -169,7 +180,7 @@ func (d *diskFS) initBlockBitmap(g uint32, bm []byte) {
 		}
 	}
 	if groupHasSuper(&d.es, g) {
-		gdtBlocks := (uint64(d.groups)*uint64(d.descSize) + uint64(d.bs) - 1) / uint64(d.bs)
+		gdtBlocks := d.gdtBlocks()
 		for i := uint64(0); i < 1+gdtBlocks+uint64(d.es.ReservedGdtBlocks()); i++ {
 			mark(first + i)
 		}
@@ -177,7 +188,7 @@ func (d *diskFS) initBlockBitmap(g uint32, bm []byte) {
 	gd := d.gd(g)
 	mark(gd.BlockBitmap())
 	mark(gd.InodeBitmap())
-	itb := (uint64(d.ipg)*uint64(d.inodeSize) + uint64(d.bs) - 1) / uint64(d.bs)
+	itb := d.itableBlocks()
 	for i := uint64(0); i < itb; i++ {
 		mark(gd.InodeTable() + i)
 	}
@@ -514,7 +525,7 @@ func loadImage(t *kernel.Task, dev *Device, id string, ro, noload bool) (*diskFS
 		return nil, errno.EINVAL
 	}
 	d.gdtBlock = uint64(d.firstData) + 1
-	gdtBlocks := (uint64(d.groups)*uint64(d.descSize) + uint64(d.bs) - 1) / uint64(d.bs)
+	gdtBlocks := d.gdtBlocks()
 	if d.gdtBlock+gdtBlocks > d.nblocks {
 		imageMsg(t, id, "group descriptors corrupted!")
 		return nil, errno.EFSCORRUPTED
@@ -566,7 +577,7 @@ func loadImage(t *kernel.Task, dev *Device, id string, ro, noload bool) (*diskFS
 // inode table inside the filesystem (flex_bg: anywhere in it; else in the
 // group), and its checksum.
 func (d *diskFS) checkDescriptors(t *kernel.Task, id string) error {
-	itb := (uint64(d.ipg)*uint64(d.inodeSize) + uint64(d.bs) - 1) / uint64(d.bs)
+	itb := d.itableBlocks()
 	flex := d.es.Incompat()&IncompatFlexBg != 0
 	var freeB uint64
 	var freeI uint64

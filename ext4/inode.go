@@ -349,6 +349,19 @@ func (sb *SuperBlock) iget(t *kernel.Task, dir *Inode, ino uint32) (*Inode, erro
 		dir.errorInode(t, "ext4_lookup", 0, "bad inode number: %d", ino)
 		return nil, errno.EFSCORRUPTED
 	}
+	inode, err := sb.igetNumber(t, ino)
+	if err == errStale {
+		dir.errorInode(t, "ext4_lookup", 0, "deleted inode referenced: %d", ino)
+		return nil, errno.EFSCORRUPTED
+	}
+	return inode, err
+}
+
+// igetNumber is ext4_iget's search: the cached inode ino with a new
+// reference, else (an image) the inode read from its table. errStale
+// when there is no such inode (not cached, or no links on disk); the
+// image's read errors otherwise.
+func (sb *SuperBlock) igetNumber(t *kernel.Task, ino uint32) (*Inode, error) {
 	sb.mu.Lock()
 	inode := sb.inodes[ino]
 	sb.mu.Unlock()
@@ -357,22 +370,15 @@ func (sb *SuperBlock) iget(t *kernel.Task, dir *Inode, ino uint32) (*Inode, erro
 		sb.mu.Lock()
 		inode = sb.inodes[ino]
 		sb.mu.Unlock()
-		var err error
 		if inode == nil {
-			inode, err = sb.igetDisk(t, ino)
-			if err == nil {
-				sb.igetMu.Unlock()
-				return inode, nil // allocInode's reference
-			}
+			in, err := sb.igetDisk(t, ino)
+			sb.igetMu.Unlock()
+			return in, err // allocInode's reference
 		}
 		sb.igetMu.Unlock()
-		if err != nil && err != errStale {
-			return nil, err
-		}
 	}
 	if inode == nil || !vfs.Igrab(&inode.Inode) {
-		dir.errorInode(t, "ext4_lookup", 0, "deleted inode referenced: %d", ino)
-		return nil, errno.EFSCORRUPTED
+		return nil, errStale
 	}
 	return inode, nil
 }
@@ -482,29 +488,12 @@ func NfsGetInode(t *kernel.Task, vsb *vfs.SuperBlock, ino uint64) (*vfs.Inode, e
 	if (ino < FirstIno && ino != RootIno) || ino > uint64(sb.InodesCount) {
 		return nil, errno.ESTALE
 	}
-	sb.mu.Lock()
-	inode := sb.inodes[uint32(ino)]
-	sb.mu.Unlock()
-	if inode == nil && sb.disk != nil {
-		sb.igetMu.Lock()
-		sb.mu.Lock()
-		inode = sb.inodes[uint32(ino)]
-		sb.mu.Unlock()
-		if inode == nil {
-			in, err := sb.igetDisk(t, uint32(ino))
-			sb.igetMu.Unlock()
-			if err == errStale {
-				return nil, errno.ESTALE
-			}
-			if err != nil {
-				return nil, err
-			}
-			return &in.Inode, nil // allocInode's reference
-		}
-		sb.igetMu.Unlock()
-	}
-	if inode == nil || !vfs.Igrab(&inode.Inode) {
+	inode, err := sb.igetNumber(t, uint32(ino))
+	if err == errStale {
 		return nil, errno.ESTALE
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &inode.Inode, nil
 }

@@ -302,11 +302,11 @@ func (d *diskFS) loadWriter(t *kernel.Task, id string) error {
 	}
 	d.meta = newBitset(d.nblocks)
 	d.meta.set(uint64(d.firstData))
-	gdtBlocks := (uint64(d.groups)*uint64(d.descSize) + uint64(d.bs) - 1) / uint64(d.bs)
+	gdtBlocks := d.gdtBlocks()
 	for i := uint64(0); i < gdtBlocks; i++ {
 		d.meta.set(d.gdtBlock + i)
 	}
-	itb := (uint64(d.ipg)*uint64(d.inodeSize) + uint64(d.bs) - 1) / uint64(d.bs)
+	itb := d.itableBlocks()
 	for g := uint32(0); g < d.groups; g++ {
 		gd := d.gd(g)
 		d.meta.set(gd.BlockBitmap())

@@ -77,7 +77,8 @@ func (o Options) MkfsArgs() []string {
 		args = append(args, "-L", o.Label)
 	}
 	if o.FsSize != 0 {
-		args = append(args, strconv.FormatInt(o.FsSize>>10, 10)+"k")
+		// In 512-byte sectors, the unit every fs-size is a multiple of.
+		args = append(args, strconv.FormatInt(o.FsSize/512, 10)+"s")
 	}
 	return args
 }

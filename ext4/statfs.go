@@ -45,8 +45,7 @@ func (d *diskFS) calculateOverhead() uint64 {
 	if n := d.es.OverheadClusters(); n != 0 {
 		return uint64(n)
 	}
-	gdt := (uint64(d.groups)*uint64(d.descSize) + uint64(d.bs) - 1) / uint64(d.bs)
-	itb := (uint64(d.ipg)*uint64(d.inodeSize) + uint64(d.bs) - 1) / uint64(d.bs)
+	gdt, itb := d.gdtBlocks(), d.itableBlocks()
 	overhead := uint64(d.firstData)
 	for g := uint32(0); g < d.groups; g++ {
 		if groupHasSuper(&d.es, g) {
@@ -78,7 +77,6 @@ func (sb *SuperBlock) StatFS(t *kernel.Task, vsb *vfs.SuperBlock, st *vfs.Statfs
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st.Type = SuperMagic
 	st.Bsize = int64(d.bs)
 	st.Blocks = d.es.BlocksCount() - d.calculateOverhead()
 	st.Bfree = d.es.FreeBlocksCount()
@@ -87,6 +85,5 @@ func (sb *SuperBlock) StatFS(t *kernel.Task, vsb *vfs.SuperBlock, st *vfs.Statfs
 	}
 	st.Files = uint64(d.es.InodesCount())
 	st.Ffree = uint64(d.es.FreeInodesCount())
-	st.Namelen = 255 // EXT4_NAME_LEN
 	return nil
 }

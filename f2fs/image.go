@@ -317,7 +317,7 @@ func (sbi *SuperBlock) sanityCheckCkpt(t *kernel.Task, im *imageInfo) bool {
 		sbi.err(t, "Wrong valid_user_blocks: %d, user_block_count: %d", c.ValidBlockCount, c.UserBlockCount)
 		return true
 	}
-	availNodes := uint64(s.SegmentCountNat/2)<<s.LogBlocksPerSeg*NatEntryPerBlock - reservedNodeNum
+	availNodes := availNodeCount(s)
 	if uint64(c.ValidNodeCount) > availNodes {
 		sbi.err(t, "Wrong valid_node_count: %d, avail_node_count: %d", c.ValidNodeCount, availNodes)
 		return true

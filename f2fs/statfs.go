@@ -23,7 +23,6 @@ func (sbi *SuperBlock) StatFS(t *kernel.Task, vsb *vfs.SuperBlock, st *vfs.Statf
 		return nil
 	}
 	s, c := im.raw, im.ckpt
-	st.Type = int64(vsb.Type.Magic)
 	st.Bsize = BlockSize
 	st.Blocks = s.BlockCount - uint64(s.Segment0Blkaddr)
 	user, valid := c.UserBlockCount, c.ValidBlockCount
@@ -36,13 +35,19 @@ func (sbi *SuperBlock) StatFS(t *kernel.Task, vsb *vfs.SuperBlock, st *vfs.Statf
 		st.Bfree = user - valid
 	}
 	st.Bavail = st.Bfree
-	availNodes := uint64(s.SegmentCountNat/2)<<s.LogBlocksPerSeg*NatEntryPerBlock - reservedNodeNum
+	availNodes := availNodeCount(s)
 	if availNodes > user {
 		st.Files, st.Ffree = user, st.Bavail
 	} else {
 		st.Files = availNodes
 		st.Ffree = min(availNodes-uint64(c.ValidNodeCount), st.Bavail)
 	}
-	st.Namelen = NameLen
 	return nil
+}
+
+// availNodeCount is sbi->total_node_count - F2FS_RESERVED_NODE_NUM: the
+// nodes the NAT (half its segments: one of each pair is live) can
+// address, less the reserved ones.
+func availNodeCount(s *RawSuper) uint64 {
+	return uint64(s.SegmentCountNat/2)<<s.LogBlocksPerSeg*NatEntryPerBlock - reservedNodeNum
 }

@@ -85,32 +85,24 @@ var errNoInode = simpleErr("no inode")
 // policy's, once the key is gone) is still there. ESTALE when there is no
 // such inode.
 func (c *cmd) withInodeNumber(dir string, ino uint64, fn func(t *kernel.Task, inode *vfs.Inode) error) error {
-	_, err := c.sys(fmt.Sprintf("iget(%q, %d)", dir, ino), func(t *kernel.Task, pr *vfs.Proc) (int64, error) {
-		d, err := c.m.procFor(toolIdent).LookupDentry(t, dir, false)
-		if err != nil {
-			return 0, err
-		}
-		defer dcache.Dput(t, d)
-		if d.Inode() == nil {
-			return 0, errNoInode
-		}
-		sb := d.Inode().SB()
+	return c.withInode(dir, func(t *kernel.Task, root *vfs.Inode) error {
+		sb := root.SB()
 		var inode *vfs.Inode
+		var err error
 		switch sb.Type {
 		case ext4.Type:
 			inode, err = ext4.NfsGetInode(t, sb, ino)
 		case f2fs.Type:
 			inode, err = f2fs.NfsGetInode(t, sb, ino)
 		default:
-			return 0, errNoInode
+			return errNoInode
 		}
 		if err != nil {
-			return 0, err
+			return err
 		}
 		defer vfs.Iput(t, inode)
-		return 0, fn(t, inode)
+		return fn(t, inode)
 	})
-	return err
 }
 
 // rawContext reads an inode's fscrypt context as the filesystem stores it

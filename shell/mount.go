@@ -86,7 +86,7 @@ func cmdMkfs(c *cmd) int {
 		return 1
 	}
 	args = append(args, operands[min(len(operands), 1):]...)
-	if fstype == "mkfs" || fstype == "" {
+	if fstype == "" {
 		fstype = "ext4"
 	}
 	if dev == "" {
