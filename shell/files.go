@@ -717,14 +717,8 @@ func cmdStat(c *cmd) int {
 }
 
 func (c *cmd) statFormat(f, name string, s vfs.Stat) string {
-	var b strings.Builder
-	for i := 0; i < len(f); i++ {
-		if f[i] != '%' || i+1 >= len(f) {
-			b.WriteByte(f[i])
-			continue
-		}
-		i++
-		switch f[i] {
+	return expandStatFormat(f, func(b *strings.Builder, ch byte) bool {
+		switch ch {
 		case 'n':
 			b.WriteString(name)
 		case 'N':
@@ -735,58 +729,77 @@ func (c *cmd) statFormat(f, name string, s vfs.Stat) string {
 				}
 			}
 		case 's':
-			fmt.Fprint(&b, s.Size)
+			fmt.Fprint(b, s.Size)
 		case 'i':
-			fmt.Fprint(&b, s.Ino)
+			fmt.Fprint(b, s.Ino)
 		case 'h':
-			fmt.Fprint(&b, s.Nlink)
+			fmt.Fprint(b, s.Nlink)
 		case 'F':
 			b.WriteString(fileType(s.Mode, s.Size))
 		case 'a':
-			fmt.Fprintf(&b, "%o", s.Mode&0o7777)
+			fmt.Fprintf(b, "%o", s.Mode&0o7777)
 		case 'A':
 			b.WriteString(modeString(s.Mode))
 		case 'f':
-			fmt.Fprintf(&b, "%x", s.Mode)
+			fmt.Fprintf(b, "%x", s.Mode)
 		case 'u':
-			fmt.Fprint(&b, s.UID)
+			fmt.Fprint(b, s.UID)
 		case 'g':
-			fmt.Fprint(&b, s.GID)
+			fmt.Fprint(b, s.GID)
 		case 'U':
 			b.WriteString(userName(s.UID))
 		case 'G':
 			b.WriteString(groupName(s.GID))
 		case 'b':
-			fmt.Fprint(&b, s.Blocks)
+			fmt.Fprint(b, s.Blocks)
 		case 'B':
 			b.WriteString("512")
 		case 'o':
-			fmt.Fprint(&b, s.Blksize)
+			fmt.Fprint(b, s.Blksize)
 		case 'd':
-			fmt.Fprint(&b, s.Dev)
+			fmt.Fprint(b, s.Dev)
 		case 'D':
-			fmt.Fprintf(&b, "%x", s.Dev)
+			fmt.Fprintf(b, "%x", s.Dev)
 		case 't':
-			fmt.Fprintf(&b, "%x", vfs.MAJOR(s.Rdev))
+			fmt.Fprintf(b, "%x", vfs.MAJOR(s.Rdev))
 		case 'T':
-			fmt.Fprintf(&b, "%x", vfs.MINOR(s.Rdev))
+			fmt.Fprintf(b, "%x", vfs.MINOR(s.Rdev))
 		case 'X':
-			fmt.Fprint(&b, stamp(s.Atime).Unix())
+			fmt.Fprint(b, stamp(s.Atime).Unix())
 		case 'Y':
-			fmt.Fprint(&b, stamp(s.Mtime).Unix())
+			fmt.Fprint(b, stamp(s.Mtime).Unix())
 		case 'Z':
-			fmt.Fprint(&b, stamp(s.Ctime).Unix())
+			fmt.Fprint(b, stamp(s.Ctime).Unix())
 		case 'x', 'y', 'z':
-			ts := map[byte]int64{'x': s.Atime, 'y': s.Mtime, 'z': s.Ctime}[f[i]]
+			ts := map[byte]int64{'x': s.Atime, 'y': s.Mtime, 'z': s.Ctime}[ch]
 			b.WriteString(stamp(ts).Format("2006-01-02 15:04:05.000000000 -0700"))
 		case 'W':
 			// The birth time is not modelled: stat(1) prints 0.
 			b.WriteString("0")
 		case 'w':
 			b.WriteString("-")
-		case '%':
-			b.WriteByte('%')
 		default:
+			return false
+		}
+		return true
+	})
+}
+
+// expandStatFormat is stat(1)'s reading of a --format string (print_it):
+// text is copied, each %X goes to directive, which writes it and says
+// whether it knows X; %% is a percent sign and an unknown directive
+// prints '?'.
+func expandStatFormat(f string, directive func(b *strings.Builder, ch byte) bool) string {
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 >= len(f) {
+			b.WriteByte(f[i])
+			continue
+		}
+		i++
+		if f[i] == '%' {
+			b.WriteByte('%')
+		} else if !directive(&b, f[i]) {
 			b.WriteByte('?')
 		}
 	}

@@ -166,45 +166,38 @@ func (c *cmd) statFS(args []string, opts map[byte]string) int {
 			fmt.Fprintf(c.out, "Inodes: Total: %-10d Free: %d\n", fs.Files, fs.Ffree)
 			continue
 		}
-		var b strings.Builder
-		for i := 0; i < len(f); i++ {
-			if f[i] != '%' || i+1 >= len(f) {
-				b.WriteByte(f[i])
-				continue
-			}
-			i++
-			switch f[i] {
+		out := expandStatFormat(f, func(b *strings.Builder, ch byte) bool {
+			switch ch {
 			case 'a':
-				fmt.Fprint(&b, fs.Bavail)
+				fmt.Fprint(b, fs.Bavail)
 			case 'b':
-				fmt.Fprint(&b, fs.Blocks)
+				fmt.Fprint(b, fs.Blocks)
 			case 'c':
-				fmt.Fprint(&b, fs.Files)
+				fmt.Fprint(b, fs.Files)
 			case 'd':
-				fmt.Fprint(&b, fs.Ffree)
+				fmt.Fprint(b, fs.Ffree)
 			case 'f':
-				fmt.Fprint(&b, fs.Bfree)
+				fmt.Fprint(b, fs.Bfree)
 			case 'i':
 				b.WriteString("0")
 			case 'l':
-				fmt.Fprint(&b, fs.Namelen)
+				fmt.Fprint(b, fs.Namelen)
 			case 'n':
 				b.WriteString(a)
 			case 's':
-				fmt.Fprint(&b, fs.Bsize)
+				fmt.Fprint(b, fs.Bsize)
 			case 'S':
-				fmt.Fprint(&b, fs.Frsize)
+				fmt.Fprint(b, fs.Frsize)
 			case 't':
-				fmt.Fprintf(&b, "%x", fs.Type)
+				fmt.Fprintf(b, "%x", fs.Type)
 			case 'T':
 				b.WriteString(typeName)
-			case '%':
-				b.WriteByte('%')
 			default:
-				b.WriteByte('?')
+				return false
 			}
-		}
-		fmt.Fprintln(c.out, b.String())
+			return true
+		})
+		fmt.Fprintln(c.out, out)
 	}
 	return st
 }
