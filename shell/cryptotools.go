@@ -186,7 +186,7 @@ func (x *xfsIo) run(args []string) {
 			x.usage(name)
 			return
 		}
-		n, ok := parseSize(args[1])
+		n, ok := cvtnum(args[1])
 		if !ok {
 			fmt.Fprintf(c.out, "non-numeric truncate argument -- %s\n", args[1])
 			x.exitcode = 1
@@ -576,10 +576,56 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// xfsBlocksize and xfsSectsize are what xfs_io's init_cvtnum (io/init.c)
+// gives a file on a filesystem other than XFS (IO_FOREIGN): the default
+// buffer of pread and pwrite and the units of cvtnum's "b" and "s".
+const (
+	xfsBlocksize = 4096
+	xfsSectsize  = 512
+)
+
+// cvtnum is xfsprogs' number parser (libfrog/convert.c cvtnum): strtoll
+// with base 0 (so 0x and leading-0 octal), then at most one suffix, case
+// ignored: b (blocks of xfsBlocksize), s (sectors of xfsSectsize), k, m,
+// g, t, p, e (powers of 1024). Anything else, or a negative number, is
+// not a number. It is not coreutils' parseSize: there "b" is 512 bytes
+// and "KB" is 1000.
+func cvtnum(s string) (int64, bool) {
+	num := s
+	var suffix byte
+	if n := len(s); n > 0 && strings.IndexByte("bsBSkKmMgGtTpPeE", s[n-1]) >= 0 &&
+		!(strings.HasPrefix(strings.ToLower(s), "0x") && strings.IndexByte("bBeE", s[n-1]) >= 0) {
+		num, suffix = s[:n-1], s[n-1]|0x20
+	}
+	v, err := strconv.ParseInt(num, 0, 64)
+	if err != nil || v < 0 {
+		return 0, false
+	}
+	switch suffix {
+	case 0:
+		return v, true
+	case 'b':
+		return v * xfsBlocksize, true
+	case 's':
+		return v * xfsSectsize, true
+	}
+	return v << (10 * uint(strings.IndexByte("kmgtpe", suffix)+1)), true
+}
+
+// offLen reads the options and operands of xfs_io's pread and pwrite
+// (io/pread.c pread_f, io/pwrite.c pwrite_f): -b the buffer size
+// (default init_cvtnum's block size), -S the fill byte, -v dump what is
+// read, then OFFSET and LENGTH, each through cvtnum, with the tools'
+// "non-numeric" messages.
 func (x *xfsIo) offLen(cmd string, args []string) (int64, int64, int64, byte, bool, bool) {
-	bs := int64(65536)
+	bs := int64(xfsBlocksize)
 	pat := byte(0xcd)
 	verbose := false
+	bad := func(what, arg string) (int64, int64, int64, byte, bool, bool) {
+		fmt.Fprintf(x.c.out, "non-numeric %s -- %s\n", what, arg)
+		x.exitcode = 1
+		return 0, 0, 0, 0, false, false
+	}
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		switch args[i] {
@@ -588,14 +634,22 @@ func (x *xfsIo) offLen(cmd string, args []string) (int64, int64, int64, byte, bo
 				x.usage(cmd)
 				return 0, 0, 0, 0, false, false
 			}
-			v, ok := parseSize(args[i+1])
-			if !ok {
-				x.usage(cmd)
-				return 0, 0, 0, 0, false, false
-			}
 			if args[i] == "-b" {
+				// pwrite_f takes a zero size too: its
+				// first write is then of no bytes and
+				// ends the loop.
+				v, ok := cvtnum(args[i+1])
+				if !ok {
+					return bad("bsize", args[i+1])
+				}
 				bs = v
 			} else {
+				// pwrite_f: strtoul, then alloc_buffer's memset
+				// keeps the low byte.
+				v, err := strconv.ParseUint(args[i+1], 0, 32)
+				if err != nil {
+					return bad("seed", args[i+1])
+				}
 				pat = byte(v)
 			}
 			i++
@@ -610,12 +664,13 @@ func (x *xfsIo) offLen(cmd string, args []string) (int64, int64, int64, byte, bo
 		x.usage(cmd)
 		return 0, 0, 0, 0, false, false
 	}
-	off, ok1 := parseSize(rest[0])
-	n, ok2 := parseSize(rest[1])
-	if !ok1 || !ok2 || bs <= 0 {
-		fmt.Fprintf(x.c.out, "non-numeric argument -- %s\n", strings.Join(rest, " "))
-		x.exitcode = 1
-		return 0, 0, 0, 0, false, false
+	off, ok := cvtnum(rest[0])
+	if !ok {
+		return bad("offset argument", rest[0])
+	}
+	n, ok := cvtnum(rest[1])
+	if !ok {
+		return bad("length argument", rest[1])
 	}
 	return off, n, bs, pat, verbose, true
 }

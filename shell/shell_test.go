@@ -72,6 +72,8 @@ func TestShellBehaviour(t *testing.T) {
 			"same\nFile /tmp/A/f2 is a regular file while file /tmp/B/f2 is a directory\nOnly in /tmp/A: only\ndiff -r /tmp/A/s/g /tmp/B/s/g\n1c1\n< x\n---\n> 2\n", 1},
 		{"head -c of /dev/zero", `head -c 4 /dev/zero | tr '\0' y`, "yyyy", 0},
 		{"xfs_io -t truncates", `echo abcdef > /tmp/t; xfs_io -t -c "pwrite 0 2" /tmp/t >/dev/null; stat -c %s /tmp/t`, "2\n", 0},
+		{"xfs_io buffers and numbers", `cd /tmp; xfs_io -f -c "pwrite 0 1m" -c "pwrite -b 2b 0 0x10000" -c "pwrite 0 1x" -c "pwrite -b 0 0 1" -c "pwrite 0 0x1e" -c "pread -b 1s 0 2k" xf 2>&1 | grep -o "[0-9]* ops;\|non-numeric.*\|wrote.*\|read.*at"`,
+			"wrote 1048576/1048576 bytes at offset 0\n256 ops;\nwrote 65536/65536 bytes at offset 0\n8 ops;\nnon-numeric length argument -- 1x\nwrote 0/1 bytes at offset 0\n0 ops;\nwrote 30/30 bytes at offset 0\n1 ops;\nread 2048/2048 bytes at\n4 ops;\n", 0},
 		{"su uid", `su fsgqa -c 'id -u'`, "1000\n", 0},
 		{"stat format", `touch /tmp/s; stat -c '%n %s %F %a %h %u' /tmp/s`, "/tmp/s 0 regular empty file 644 1 0\n", 0},
 	}

@@ -142,7 +142,7 @@ func (x *xfsIo) fiemap(args []string) {
 	}
 	start, length := uint64(0), ^uint64(0)
 	if len(rest) > 0 {
-		n, ok := parseSize(rest[0])
+		n, ok := cvtnum(rest[0])
 		if !ok {
 			x.usage("fiemap")
 			return
@@ -150,7 +150,7 @@ func (x *xfsIo) fiemap(args []string) {
 		start = uint64(n)
 	}
 	if len(rest) > 1 {
-		n, ok := parseSize(rest[1])
+		n, ok := cvtnum(rest[1])
 		if !ok {
 			x.usage("fiemap")
 			return
